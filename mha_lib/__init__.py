@@ -1,0 +1,27 @@
+"""mha_lib: the attention library behind the *Multi-Head Attention, from tokens to heads* notebooks."""
+
+from mha_lib.attention import (
+    AdditiveAttention,
+    causal_mask,
+    masked_softmax,
+    scaled_dot_product_attention,
+    valid_lens_mask,
+)
+from mha_lib.heads import merge_heads, split_heads, transpose_output, transpose_qkv
+from mha_lib.mha import AttentionTrace, MultiHeadAttention
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdditiveAttention",
+    "AttentionTrace",
+    "MultiHeadAttention",
+    "causal_mask",
+    "masked_softmax",
+    "merge_heads",
+    "scaled_dot_product_attention",
+    "split_heads",
+    "transpose_output",
+    "transpose_qkv",
+    "valid_lens_mask",
+]

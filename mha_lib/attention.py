@@ -1,0 +1,209 @@
+"""Scaled dot-product attention, its masks, and additive attention.
+
+Mask convention, everywhere in ``mha_lib``: a boolean mask is **True where a query may attend
+to a key**, the same polarity as ``torch.nn.functional.scaled_dot_product_attention``.
+(``Tensor.masked_fill`` and ``nn.MultiheadAttention`` use the opposite polarity: True = blocked.)
+
+A query row whose keys are all masked (``valid_lens`` of 0, say) gets weights of exactly 0 and so
+a context vector of 0, as ``F.scaled_dot_product_attention`` does in PyTorch >= 2.5. d2l.ai instead
+spreads such a row uniformly over every key, padding included; a plain ``-inf`` softmax gives NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from mha_lib._validate import _shape, check_int, check_probability, check_tensor, check_valid_lens
+
+
+def causal_mask(num_queries: int, num_keys: int, *, device: torch.device | str | None = None) -> Tensor:
+    """``(Tq, Tk)`` bool, True where key ``j <= i`` for query ``i`` (may attend; top-left aligned as in SDPA)."""
+    check_int("num_queries", num_queries)
+    check_int("num_keys", num_keys)
+    return torch.ones(num_queries, num_keys, dtype=torch.bool, device=device).tril()
+
+
+def valid_lens_mask(valid_lens: Tensor, num_queries: int, num_keys: int) -> Tensor:
+    """``(B, Tq, Tk)`` bool, True where key ``j < valid_lens`` (d2l semantics: ``(B,)`` or ``(B, Tq)``)."""
+    check_int("num_queries", num_queries)
+    check_int("num_keys", num_keys)
+    if not isinstance(valid_lens, Tensor) or valid_lens.dim() not in (1, 2):
+        got = _shape(valid_lens) if isinstance(valid_lens, Tensor) else type(valid_lens).__name__
+        raise ValueError(f"valid_lens must have shape (batch,) or (batch, queries), got {got}")
+    lens = check_valid_lens(valid_lens, valid_lens.shape[0], num_queries, num_keys)
+    if lens.dim() == 1:
+        lens = lens[:, None].expand(-1, num_queries)
+    positions = torch.arange(num_keys, device=lens.device)
+    return positions[None, None, :] < lens[:, :, None]
+
+
+def build_mask(
+    *,
+    batch: int,
+    num_queries: int,
+    num_keys: int,
+    ndim: int,
+    valid_lens: Tensor | None = None,
+    attn_mask: Tensor | None = None,
+    causal: bool = False,
+    device: torch.device | str | None = None,
+) -> Tensor | None:
+    """Combine ``valid_lens``, ``attn_mask`` and the causal mask into one bool mask for ``ndim``-D scores.
+
+    The result broadcasts against scores of shape ``(B, Tq, Tk)`` (``ndim=3``) or ``(B, h, Tq, Tk)``
+    (``ndim=4``); ``None`` means "attend everywhere".
+    """
+    mask: Tensor | None = None
+    if valid_lens is not None:
+        mask = valid_lens_mask(check_valid_lens(valid_lens, batch, num_queries, num_keys), num_queries, num_keys)
+        mask = mask.to(device).view(batch, *([1] * (ndim - 3)), num_queries, num_keys)
+    if attn_mask is not None:
+        if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
+            got = attn_mask.dtype if isinstance(attn_mask, Tensor) else type(attn_mask).__name__
+            raise TypeError(f"attn_mask must be a bool tensor (True = may attend), got {got}")
+        try:
+            torch.broadcast_shapes(attn_mask.shape, (batch,) + (1,) * (ndim - 3) + (num_queries, num_keys))
+        except RuntimeError:
+            raise ValueError(
+                f"attn_mask must broadcast to (..., {num_queries}, {num_keys}) (queries, keys), "
+                f"got {_shape(attn_mask)}"
+            ) from None
+        mask = attn_mask if mask is None else mask & attn_mask
+    if causal:
+        tri = causal_mask(num_queries, num_keys, device=device)
+        mask = tri if mask is None else mask & tri
+    return mask
+
+
+def _masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
+    """Softmax over the last axis of ``scores``, with exactly 0 where ``mask`` is False."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    # A row with no allowed key is all -inf, and softmax turns it into NaN; make it 0 instead.
+    dead_rows = ~mask.any(dim=-1, keepdim=True)
+    if dead_rows.any():
+        weights = weights.masked_fill(dead_rows, 0.0)
+    return weights
+
+
+def masked_softmax(scores: Tensor, valid_lens: Tensor | None = None, *, mask: Tensor | None = None) -> Tensor:
+    """Softmax over keys of ``(B, Tq, Tk)`` or ``(B, h, Tq, Tk)`` scores; keys at ``j >= valid_lens`` get 0.
+
+    ``valid_lens``: ``(B,)`` or ``(B, Tq)`` as in d2l.ai; ``mask``: bool, True = may attend.
+    Rows with every key masked get weights of 0 (not NaN, not d2l's uniform row).
+    """
+    check_tensor("scores", scores, (3, 4), "(batch, queries, keys) or (batch, heads, queries, keys)")
+    batch, tq, tk = scores.shape[0], scores.shape[-2], scores.shape[-1]
+    combined = build_mask(
+        batch=batch, num_queries=tq, num_keys=tk, ndim=scores.dim(),
+        valid_lens=valid_lens, attn_mask=mask, device=scores.device,
+    )
+    return _masked_weights(scores, combined)
+
+
+def attend(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None,
+    *,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    fused: bool = False,
+) -> tuple[Tensor, Tensor | None, Tensor | None]:
+    """The attention kernel behind every public entry point; returns ``(output, scores, weights)``.
+
+    ``q``: ``(..., Tq, d)``, ``k``: ``(..., Tk, d)``, ``v``: ``(..., Tk, dv)``, ``mask``: bool, True = may attend.
+    ``fused=True`` calls ``F.scaled_dot_product_attention`` and never stores the ``(Tq, Tk)`` table, so
+    ``scores`` and ``weights`` come back as None. ``is_causal`` adds the causal mask on top of ``mask``.
+    The explicit path returns ``scores`` (scaled, before masking) and ``weights`` (before dropout).
+    """
+    if fused:
+        if is_causal and mask is not None:
+            mask = mask & causal_mask(q.shape[-2], k.shape[-2], device=q.device)
+            is_causal = False
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
+        return out, None, None
+    if is_causal:
+        tri = causal_mask(q.shape[-2], k.shape[-2], device=q.device)
+        mask = tri if mask is None else mask & tri
+    # Scaling the (T, d) queries costs less than scaling the (T, T) scores.
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
+    weights = _masked_weights(scores, mask)
+    used = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    return used @ v, scores, weights
+
+
+def scaled_dot_product_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    valid_lens: Tensor | None = None,
+    attn_mask: Tensor | None = None,
+    causal: bool = False,
+    dropout_p: float = 0.0,
+) -> tuple[Tensor, Tensor]:
+    """``softmax(q k^T / sqrt(d)) v`` for ``(B, T, d)`` or ``(B, h, T, d)`` inputs; returns ``(output, weights)``.
+
+    ``output``: ``(..., Tq, dv)``; ``weights``: ``(..., Tq, Tk)``, before dropout, rows summing to 1
+    (or 0 for a row with every key masked). ``valid_lens`` ``(B,)`` or ``(B, Tq)`` and ``attn_mask``
+    (bool, True = may attend) and ``causal`` are combined. Dropout with ``dropout_p`` is applied to the
+    weights that multiply ``v``, whenever ``dropout_p > 0`` (as in the functional PyTorch API).
+    """
+    layout = "(batch, tokens, d) or (batch, heads, tokens, d)"
+    check_tensor("q", q, (3, 4), layout)
+    check_tensor("k", k, (3, 4), layout)
+    check_tensor("v", v, (3, 4), layout)
+    if not q.dim() == k.dim() == v.dim():
+        raise ValueError(f"q, k and v must have the same rank, got {_shape(q)}, {_shape(k)}, {_shape(v)}")
+    if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
+        raise ValueError(
+            f"q, k and v must agree on their leading (batch, heads) dimensions, "
+            f"got {_shape(q)}, {_shape(k)}, {_shape(v)}"
+        )
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(f"k must have the same last dimension as q ({q.shape[-1]}), got {_shape(k)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have the same number of keys, got {k.shape[-2]} and {v.shape[-2]}")
+    dropout_p = check_probability("dropout_p", dropout_p)
+    mask = build_mask(
+        batch=q.shape[0], num_queries=q.shape[-2], num_keys=k.shape[-2], ndim=q.dim(),
+        valid_lens=valid_lens, attn_mask=attn_mask, causal=causal, device=q.device,
+    )
+    out, _, weights = attend(q, k, v, mask, dropout_p=dropout_p)
+    assert weights is not None
+    return out, weights
+
+
+class AdditiveAttention(nn.Module):
+    """Additive (Bahdanau) attention: ``score(q, k) = w_v^T tanh(W_q q + W_k k)``, as taught by d2l.ai."""
+
+    def __init__(self, query_size: int, key_size: int, num_hiddens: int, dropout: float = 0.0) -> None:
+        super().__init__()
+        check_int("query_size", query_size)
+        check_int("key_size", key_size)
+        check_int("num_hiddens", num_hiddens)
+        self.W_q = nn.Linear(query_size, num_hiddens, bias=False)
+        self.W_k = nn.Linear(key_size, num_hiddens, bias=False)
+        self.w_v = nn.Linear(num_hiddens, 1, bias=False)
+        self.dropout = nn.Dropout(check_probability("dropout", dropout))
+        self.attention_weights: Tensor | None = None
+
+    def forward(self, queries: Tensor, keys: Tensor, values: Tensor, valid_lens: Tensor | None = None) -> Tensor:
+        """``(B, Tq, query_size)``, ``(B, Tk, key_size)``, ``(B, Tk, dv)`` -> ``(B, Tq, dv)``."""
+        check_tensor("queries", queries, 3, "(batch, queries, query_size)")
+        check_tensor("keys", keys, 3, "(batch, keys, key_size)")
+        check_tensor("values", values, 3, "(batch, keys, value_size)")
+        if keys.shape[1] != values.shape[1]:
+            raise ValueError(f"keys and values must have the same length, got {keys.shape[1]} and {values.shape[1]}")
+        # (B, Tq, 1, H) + (B, 1, Tk, H) -> (B, Tq, Tk, H) -> (B, Tq, Tk)
+        features = torch.tanh(self.W_q(queries).unsqueeze(2) + self.W_k(keys).unsqueeze(1))
+        scores = self.w_v(features).squeeze(-1)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return self.dropout(self.attention_weights) @ values

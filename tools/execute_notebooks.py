@@ -1,0 +1,80 @@
+"""Re-execute notebooks in place, in a fresh kernel each, and leave a diff that shows only real changes.
+
+Usage: ``python tools/execute_notebooks.py notebooks/*.ipynb`` (what ``make notebooks`` runs).
+
+What is removed or normalised, because it changes on every run without meaning anything:
+timing metadata, widget state and widget model ids, stderr streams (progress bars, timings; nbval
+leaves stderr out of its comparison too), and the kernel's Python patch version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+KEEP_LANGUAGE_INFO = ("name", "file_extension", "mimetype", "pygments_lexer", "codemirror_mode", "nbconvert_exporter")
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def clean(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
+    """Strip run-specific noise from an executed notebook."""
+    nb.metadata.pop("widgets", None)
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    info = nb.metadata.get("language_info", {})
+    nb.metadata["language_info"] = {
+k: info[k] for k in KEEP_LANGUAGE_INFO if k in info}
+    widget_count = 0
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.outputs:
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue
+            data = out.get("data", {})
+            if WIDGET_VIEW in data:
+                data[WIDGET_VIEW]["model_id"] = f"{stem}-widget-{widget_count}"
+                widget_count += 1
+            kept.append(out)
+        cell.outputs = kept
+    return nb
+
+
+def execute(path: Path, timeout: int) -> float:
+    """Run ``path`` top to bottom in a fresh kernel (cwd = its folder), clean it and write it back."""
+    nb = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+    )
+    client.execute()
+    elapsed = time.perf_counter() - start
+    nbformat.write(clean(nb, path.stem), path)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell")
+    args = parser.parse_args(argv)
+    for path in args.notebooks:
+        elapsed = execute(path, args.timeout)
+        print(f"{path}: executed in {elapsed:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
