@@ -29,7 +29,7 @@ class AttentionTrace:
     mask: Tensor  # (B, h, Tq, Tk) bool, True = may attend
     weights: Tensor  # (B, h, Tq, Tk), softmax rows (before dropout)
     head_context: Tensor  # (B, h, Tq, head_dim), weights @ values per head
-    concat: Tensor  # (B, Tq, d_out), the heads side by side, before out_proj
+    concat: Tensor  # (B, Tq, d_out), the (gated) heads side by side, before out_proj
     output: Tensor  # (B, Tq, d_out), out_proj(concat): what forward returns
 
     @property
@@ -138,8 +138,12 @@ class MultiHeadAttention(nn.Module):
         valid_lens: Tensor | None,
         *,
         record: bool,
+        head_gates: Tensor | None = None,
     ) -> Tensor | AttentionTrace:
         keys, values = self._check_inputs(queries, keys, values)
+        if head_gates is not None and (not isinstance(head_gates, Tensor) or head_gates.shape != (self.num_heads,)):
+            got = tuple(head_gates.shape) if isinstance(head_gates, Tensor) else type(head_gates).__name__
+            raise ValueError(f"head_gates must be a tensor of shape ({self.num_heads},) (one per head), got {got}")
         batch, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
         mask = build_mask(
             batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=4,
@@ -152,7 +156,8 @@ class MultiHeadAttention(nn.Module):
         context, scores, weights = attend(
             q, k, v, mask, dropout_p=dropout_p, is_causal=self.causal, fused=self.fused and not record
         )
-        concat = merge_heads(context)  # (B, Tq, d_out)
+        gated = context if head_gates is None else context * head_gates.view(1, -1, 1, 1).to(context.dtype)
+        concat = merge_heads(gated)  # (B, Tq, d_out)
         output = self.out_proj(concat)
         if not record:
             return output
@@ -175,12 +180,16 @@ class MultiHeadAttention(nn.Module):
         keys: Tensor | None = None,
         values: Tensor | None = None,
         valid_lens: Tensor | None = None,
+        *,
+        head_gates: Tensor | None = None,
     ) -> Tensor:
         """``(B, Tq, d_in)`` -> ``(B, Tq, d_out)``; with ``keys``/``values`` ``(B, Tk, kv_dim)``: cross-attention.
 
         ``valid_lens``: ``(B,)`` or ``(B, Tq)``, how many leading keys each query may see (d2l semantics).
+        ``head_gates``: ``(h,)``, multiplies each head's context before the concatenation (1 = unchanged,
+        0 = head removed); used to ablate heads and to score their importance.
         """
-        out = self._run(queries, keys, values, valid_lens, record=False)
+        out = self._run(queries, keys, values, valid_lens, record=False, head_gates=head_gates)
         assert isinstance(out, Tensor)
         return out
 
@@ -190,8 +199,13 @@ class MultiHeadAttention(nn.Module):
         keys: Tensor | None = None,
         values: Tensor | None = None,
         valid_lens: Tensor | None = None,
+        *,
+        head_gates: Tensor | None = None,
     ) -> AttentionTrace:
-        """Same arguments as ``forward``; returns every intermediate, ``trace(...).output == forward(...)``."""
-        out = self._run(queries, keys, values, valid_lens, record=True)
+        """Same arguments as ``forward``; returns every intermediate, ``trace(...).output == forward(...)``.
+
+        ``head_context`` is each head's output before ``head_gates``; ``concat`` is taken after them.
+        """
+        out = self._run(queries, keys, values, valid_lens, record=True, head_gates=head_gates)
         assert isinstance(out, AttentionTrace)
         return out

@@ -1,0 +1,97 @@
+"""Every notebook follows the series' template, and its committed outputs are clean and deterministic."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+REPO = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"].removeprefix(
+    "https://github.com/"
+)
+IGNORE = "# NBVAL_IGNORE_OUTPUT"
+
+
+def _load(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def _markdown(nb: nbformat.NotebookNode) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_series_is_numbered_without_gaps() -> None:
+    numbers = [int(p.name[:2]) for p in NOTEBOOKS]
+    assert numbers == list(range(len(numbers))), numbers
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_opening(path: Path) -> None:
+    nb = _load(path)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith(f"# {path.name[:2]} · "), "title first"
+    head = "\n".join(c.source for c in nb.cells[:3] if c.cell_type == "markdown")
+    colab = f"https://colab.research.google.com/github/{REPO}/blob/main/notebooks/{path.name}"
+    binder = f"https://mybinder.org/v2/gh/{REPO}/main?labpath=notebooks%2F{path.name}"
+    assert colab in head, "Open in Colab badge"
+    assert binder in head, "Launch Binder badge"
+    assert re.search(r"\*\*In this notebook you will\*\*", head), "objectives"
+    objectives = re.findall(r"^- ", head.split("**In this notebook you will**")[1].split("**Prerequisites")[0], re.M)
+    assert 3 <= len(objectives) <= 5, f"3-5 objectives, got {len(objectives)}"
+    assert "**Prerequisites:**" in head
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    assert setup.source.startswith(IGNORE), "the setup cell comes first and ignores its output"
+    assert '"google.colab" in sys.modules' in setup.source and "--no-deps d2l==1.0.3" in setup.source
+    assert "setup(seed=" in setup.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_closing(path: Path) -> None:
+    nb = _load(path)
+    text = _markdown(nb)
+    assert "## Summary" in text and "## Exercises" in text
+    solutions = [c for c in nb.cells if c.cell_type == "code" and "solution" in c.metadata.get("tags", [])]
+    assert solutions, "exercise solutions are code cells tagged 'solution'"
+    for cell in solutions:
+        assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, "solutions are collapsed"
+        assert "assert" in cell.source, "solutions check themselves"
+    last = nb.cells[-1]
+    assert last.cell_type == "markdown" and ("**Next:**" in last.source or "**End of the series" in last.source)
+    following = sorted(ROOT.glob(f"notebooks/{int(path.name[:2]) + 1:02d}_*.ipynb"))
+    if following:
+        assert f"]({following[0].name})" in last.source, f"link to {following[0].name}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_outputs_are_committed_and_clean(path: Path) -> None:
+    nb = _load(path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "committed with outputs (run `make notebooks`)"
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), "run top to bottom, once"
+    assert "widgets" not in nb.metadata, "no widget state"
+    for cell in code:
+        assert "execution" not in cell.metadata, "no timing metadata"
+        for out in cell.outputs:
+            assert out.output_type != "error", f"a cell raised: {cell.source[:60]}"
+            text = str(out.get("text", "")) + str(out.get("data", {}).get("text/plain", ""))
+            assert not re.search(r"at 0x[0-9a-f]{6,}", text), f"a memory address in: {cell.source[:60]}"
+            assert "/work/" not in text and "/home/" not in text, "no local paths"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_ignored_outputs_are_setup_or_timing(path: Path) -> None:
+    nb = _load(path)
+    ignored = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(IGNORE)]
+    setup, rest = ignored[0], ignored[1:]
+    assert "setup(seed=" in setup.source
+    for cell in rest:
+        assert "assert" in cell.source, f"an ignored-output cell must keep its claim as an assert: {cell.source[:80]}"
+        assert re.search(r"time|perf_counter|benchmark|Timer|train", cell.source), (
+            f"only timing or training cells may ignore their output: {cell.source[:80]}"
+        )
+    assert "--nbval-lax" not in (ROOT / "pyproject.toml").read_text()
