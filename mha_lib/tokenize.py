@@ -45,10 +45,14 @@ class Vocab:
     ) -> None:
         if isinstance(tokens, str):
             raise TypeError("tokens must be a list of tokens or of token lists, got a str: call tokenize() first")
-        flat = [t for item in tokens for t in ([item] if isinstance(item, str) else item)]
-        for t in flat:
-            if not isinstance(t, str):
-                raise TypeError(f"tokens must be strings, got {type(t).__name__} {t!r}")
+        if isinstance(min_freq, bool) or not isinstance(min_freq, int) or min_freq < 1:
+            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
+        flat: list[str] = []
+        for item in tokens:
+            for t in [item] if isinstance(item, str) or not isinstance(item, Iterable) else item:
+                if not isinstance(t, str):
+                    raise TypeError(f"tokens must be strings, got {type(t).__name__} {t!r}")
+                flat.append(t)
         counts = Counter(flat)
         self.idx_to_token: list[str] = ([PAD] if pad else []) + ([UNK] if unk else [])
         seen = set(self.idx_to_token)
@@ -99,7 +103,7 @@ class Vocab:
         values = ids.tolist() if isinstance(ids, Tensor) else list(ids)
         out = []
         for i in values:
-            if not isinstance(i, int) or not 0 <= i < len(self):
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
                 raise ValueError(f"ids must be ints in [0, {len(self)}), got {i!r}")
             out.append(self.idx_to_token[i])
         return out
@@ -109,15 +113,24 @@ def pad_batch(sequences: Sequence[Sequence[int]], *, pad_id: int, max_len: int |
     """Right-pad id lists into ``ids`` ``(B, T)`` int64 and ``valid_lens`` ``(B,)``, the true lengths."""
     if isinstance(pad_id, bool) or not isinstance(pad_id, int):
         raise TypeError(f"pad_id must be an int, got {type(pad_id).__name__}")
-    if len(sequences) == 0:
-        raise ValueError("sequences must hold at least one sequence, got an empty list")
-    lengths = [len(s) for s in sequences]
+    if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0):
+        raise ValueError(f"max_len must be None or an int >= 0, got {max_len!r}")
+    if isinstance(sequences, (str, Tensor)) or len(sequences) == 0:
+        got = "an empty list" if not isinstance(sequences, (str, Tensor)) else type(sequences).__name__
+        raise ValueError(f"sequences must be a non-empty list of id lists, got {got}")
+    rows = [seq.tolist() if isinstance(seq, Tensor) else list(seq) for seq in sequences]
+    for row, seq in enumerate(rows):
+        for i in seq:
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"sequences[{row}] must hold int ids, got {type(i).__name__} {i!r}")
+    lengths = [len(s) for s in rows]
     width = max(lengths) if max_len is None else max_len
-    if max(lengths) > width:
-        raise ValueError(f"a sequence has {max(lengths)} tokens, more than max_len={width}")
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    for row, seq in enumerate(sequences):
-        ids[row, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+    longest = max(range(len(rows)), key=lengths.__getitem__)
+    if lengths[longest] > width:
+        raise ValueError(f"sequences[{longest}] has {lengths[longest]} tokens, more than max_len={width}")
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    for row, seq in enumerate(rows):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
     return ids, torch.tensor(lengths, dtype=torch.long)
 
 
@@ -147,8 +160,14 @@ def learn_bpe(words: Iterable[str], num_merges: int) -> list[tuple[str, str]]:
     Each step merges the most frequent adjacent pair; ties go to the pair seen first, so the result
     is deterministic.
     """
+    if isinstance(words, str):
+        raise TypeError("words must be a list of words, got a str: call tokenize() first")
     if isinstance(num_merges, bool) or not isinstance(num_merges, int) or num_merges < 0:
         raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
+    words = list(words)
+    for w in words:
+        if not isinstance(w, str) or not w:
+            raise ValueError(f"words must be non-empty strings, got {w!r}")
     corpus = Counter(tuple(w) + (END_OF_WORD,) for w in words)
     merges: list[tuple[str, str]] = []
     for _ in range(num_merges):
@@ -165,7 +184,9 @@ def learn_bpe(words: Iterable[str], num_merges: int) -> list[tuple[str, str]]:
 
 
 def apply_bpe(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
-    """Split one ``word`` into subwords by replaying ``merges`` in order."""
+    """Split one ``word`` into subwords by replaying ``merges`` in order; the last one ends with ``</w>``."""
+    if not isinstance(word, str) or not word:
+        raise ValueError(f"word must be a non-empty str, got {word!r}")
     symbols = tuple(word) + (END_OF_WORD,)
     for pair in merges:
         symbols = _merge_pair(symbols, pair)
