@@ -7,7 +7,7 @@ from torch import Tensor
 
 
 def _shape(x: Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in x.shape) + ")"
+    return str(tuple(x.shape))
 
 
 def check_int(name: str, value: object, *, minimum: int = 1) -> int:
