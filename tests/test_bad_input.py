@@ -185,7 +185,8 @@ def test_masked_softmax_wrong_rank() -> None:
 
 
 def test_valid_lens_mask_wrong_rank() -> None:
-    with pytest.raises(ValueError, match=r"valid_lens must have shape \(batch,\) or \(batch, queries\), got \(1, 2, 3\)"):
+    expected = r"valid_lens must have shape \(batch,\) or \(batch, queries\), got \(1, 2, 3\)"
+    with pytest.raises(ValueError, match=expected):
         valid_lens_mask(torch.ones(1, 2, 3, dtype=torch.long), 2, 3)
 
 
