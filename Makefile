@@ -28,8 +28,12 @@ $(STAMP): requirements.txt pyproject.toml | $(PY)
 
 install: $(STAMP)
 
+# JupyterLab refuses to run as root (containers, CI) unless told to.
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+LAB_ARGS ?=
+
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/
 
 lint: install
 	$(VENV)/bin/ruff check .
