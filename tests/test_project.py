@@ -41,7 +41,8 @@ def _pyproject() -> set[str]:
 
 def _environment_yml() -> set[str]:
     names: set[str] = set()
-    for line in (ROOT / "environment.yml").read_text().splitlines():
+    text = (ROOT / "environment.yml").read_text()
+    for line in text.split("dependencies:", 1)[1].splitlines():
         match = re.match(r"^\s+-\s+([A-Za-z0-9_.\-]+)", line)
         if match and not line.strip().endswith(":"):
             name = _name(match.group(1))
