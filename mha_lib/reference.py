@@ -39,7 +39,7 @@ def load_d2l() -> types.ModuleType:
         transforms = types.ModuleType("torchvision.transforms")
 
         def _missing(name: str) -> Any:
-            if name.startswith("__"):  # the import system probes dunders such as __path__
+            if name.rpartition(".")[2].startswith("__"):  # import and inspect probe dunders (__path__, __file__)
                 raise AttributeError(name)
             raise ImportError(
                 f"torchvision.{name} is not available: mha_lib registered a stand-in torchvision so that"
