@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from mha_lib._validate import check_int, check_last_dim, check_probability, check_tensor
+from mha_lib._validate import _shape, check_int, check_last_dim, check_probability, check_tensor
 
 
 def _check_even(name: str, value: int) -> int:
@@ -15,31 +15,62 @@ def _check_even(name: str, value: int) -> int:
     return value
 
 
+def _check_base(base: object) -> float:
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise TypeError(f"base must be a number, got {type(base).__name__}")
+    if not float(base) > 0.0:
+        raise ValueError(f"base must be positive, got {base!r}")
+    return float(base)
+
+
+def _check_offset(offset: object) -> int:
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise TypeError(f"offset must be an int (the position of the first token), got {type(offset).__name__}")
+    return offset
+
+
+def _frequencies(dim: int, base: float) -> Tensor:
+    """``(dim/2,)`` float64: ``base^(-2i/dim)``, the angular speed of feature pair ``i``."""
+    return 1.0 / torch.pow(base, torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+
+
 def sinusoidal_table(
     max_len: int, d_model: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float32
 ) -> Tensor:
-    """``(max_len, d_model)``: ``P[p, 2i] = sin(p / base^(2i/d))``, ``P[p, 2i+1] = cos(p / base^(2i/d))``."""
+    """``(max_len, d_model)``: ``P[p, 2i] = sin(p / base^(2i/d))``, ``P[p, 2i+1] = cos(p / base^(2i/d))``.
+
+    Computed in ``dtype`` exactly as d2l.ai's ``PositionalEncoding`` computes it, so the two agree bit for bit.
+    """
     check_int("max_len", max_len)
     _check_even("d_model", d_model)
+    base = _check_base(base)
     position = torch.arange(max_len, dtype=dtype)[:, None]
-    angle = position / torch.pow(base, torch.arange(0, d_model, 2, dtype=dtype) / d_model)
+    angle = position / torch.pow(base, torch.arange(0, d_model, 2, dtype=dtype) / d_model)  # (max_len, d/2)
     table = torch.zeros(max_len, d_model, dtype=dtype)
     table[:, 0::2] = torch.sin(angle)
     table[:, 1::2] = torch.cos(angle)
     return table
 
 
-def offset_rotation(offset: int | float, d_model: int, *, base: float = 10000.0) -> Tensor:
-    """``(d_model, d_model)`` block-diagonal ``M`` with ``P[p + offset] = M @ P[p]`` for every position ``p``."""
+def offset_rotation(
+    offset: int | float, d_model: int, *, base: float = 10000.0, dtype: torch.dtype = torch.float64
+) -> Tensor:
+    """``(d_model, d_model)`` block-diagonal ``M`` with ``P[p + offset] = M @ P[p]`` for every position ``p``.
+
+    Each ``2 x 2`` block rotates one ``(sin, cos)`` pair by the angle ``offset * base^(-2i/d)``; ``M``
+    depends on the offset only, never on ``p``.
+    """
+    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
+        raise TypeError(f"offset must be a number of positions, got {type(offset).__name__}")
     _check_even("d_model", d_model)
-    freqs = 1.0 / torch.pow(base, torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+    freqs = _frequencies(d_model, _check_base(base))
     cos, sin = torch.cos(offset * freqs), torch.sin(offset * freqs)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     idx = torch.arange(0, d_model, 2)
     # [sin(a+b), cos(a+b)] = [[cos b, sin b], [-sin b, cos b]] @ [sin a, cos a]
     m[idx, idx], m[idx, idx + 1] = cos, sin
     m[idx + 1, idx], m[idx + 1, idx + 1] = -sin, cos
-    return m
+    return m.to(dtype)
 
 
 class PositionalEncoding(nn.Module):
@@ -49,48 +80,65 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, num_hiddens: int, dropout: float, max_len: int = 1000) -> None:
         super().__init__()
+        _check_even("num_hiddens", num_hiddens)
+        check_int("max_len", max_len)
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
         self.register_buffer("P", sinusoidal_table(max_len, num_hiddens)[None], persistent=False)  # (1, max_len, d)
+
+    @property
+    def max_len(self) -> int:
+        """The number of positions in the table."""
+        return self.P.shape[1]
 
     def forward(self, X: Tensor) -> Tensor:
         """``(B, T, d)`` -> ``(B, T, d)``."""
         check_tensor("X", X, 3, "(batch, tokens, num_hiddens)")
         check_last_dim("X", X, self.P.shape[-1], "num_hiddens")
-        if X.shape[1] > self.P.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} tokens, more than max_len={self.P.shape[1]}")
-        return self.dropout(X + self.P[:, : X.shape[1]].to(X.dtype))
+        if X.shape[1] > self.max_len:
+            raise ValueError(
+                f"X has {X.shape[1]} tokens, more than max_len={self.max_len}: the table has no row for them"
+            )
+        return self.dropout(X + self.P[:, : X.shape[1]].to(device=X.device, dtype=X.dtype))
 
 
 class LearnedPositionalEmbedding(nn.Module):
-    """Adds a trained vector per position (GPT-2, BERT) to ``(B, T, d)`` inputs."""
+    """Adds a trained vector per position (GPT-2, BERT) to ``(B, T, d)`` inputs; ``max_len`` positions at most."""
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
         self.max_len = check_int("max_len", max_len)
-        self.embedding = nn.Embedding(max_len, check_int("d_model", d_model))
+        self.embedding = nn.Embedding(max_len, check_int("d_model", d_model))  # (max_len, d_model), N(0, 1)
 
     def forward(self, X: Tensor) -> Tensor:
         """``(B, T, d)`` -> ``(B, T, d)``."""
         check_tensor("X", X, 3, "(batch, tokens, d_model)")
         check_last_dim("X", X, self.embedding.embedding_dim, "d_model")
         if X.shape[1] > self.max_len:
-            raise ValueError(f"X has {X.shape[1]} tokens, more than max_len={self.max_len}")
-        return X + self.embedding(torch.arange(X.shape[1], device=X.device))
+            raise ValueError(
+                f"X has {X.shape[1]} tokens, more than max_len={self.max_len}: a learned table cannot extrapolate"
+            )
+        return X + self.embedding(torch.arange(X.shape[1], device=X.device)).to(X.dtype)
 
 
 def rope_angles(num_positions: int, dim: int, *, offset: int = 0, base: float = 10000.0) -> Tensor:
-    """``(T, dim/2)``: angle ``(offset + p) * base^(-2i/dim)`` for position ``p`` and pair ``i``."""
+    """``(T, dim/2)`` float64: angle ``(offset + p) * base^(-2i/dim)`` for position ``p`` and pair ``i``."""
     check_int("num_positions", num_positions)
     _check_even("dim", dim)
-    freqs = 1.0 / torch.pow(base, torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    freqs = _frequencies(dim, _check_base(base))
+    offset = _check_offset(offset)
     positions = torch.arange(offset, offset + num_positions, dtype=torch.float64)
     return positions[:, None] * freqs[None, :]
 
 
 def apply_rope(x: Tensor, *, offset: int = 0, base: float = 10000.0) -> Tensor:
-    """Rotate each feature pair ``(2i, 2i+1)`` of ``(..., T, dim)`` by its position's angle (RoFormer)."""
+    """Rotate each feature pair ``(2i, 2i+1)`` of ``(..., T, dim)`` by its position's angle (RoFormer).
+
+    Token ``t`` sits at position ``offset + t`` (``offset`` > 0 when continuing a sequence, e.g. with a KV cache).
+    """
     check_tensor("x", x, (2, 3, 4), "(..., tokens, dim)")
-    angles = rope_angles(x.shape[-2], x.shape[-1], offset=offset, base=base).to(x.device)
+    if x.shape[-1] % 2:
+        raise ValueError(f"x must have an even last dimension (features rotate in pairs), got shape {_shape(x)}")
+    angles = rope_angles(x.shape[-2], x.shape[-1], offset=offset, base=base).to(x.device)  # (T, dim/2)
     cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     out = torch.empty_like(x)
@@ -105,10 +153,15 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, head_dim: int, *, base: float = 10000.0) -> None:
         super().__init__()
         self.head_dim = _check_even("head_dim", head_dim)
-        self.base = float(base)
+        self.base = _check_base(base)
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, base={self.base:g}"
 
     def forward(self, q: Tensor, k: Tensor, *, offset: int = 0) -> tuple[Tensor, Tensor]:
-        """Rotate ``q`` and ``k`` (each ``(..., T, head_dim)``) by their positions."""
+        """Rotate ``q`` and ``k`` (each ``(..., T, head_dim)``) by their positions ``offset, offset + 1, ...``."""
+        check_tensor("q", q, (2, 3, 4), "(..., tokens, head_dim)")
+        check_tensor("k", k, (2, 3, 4), "(..., tokens, head_dim)")
         check_last_dim("q", q, self.head_dim, "head_dim")
         check_last_dim("k", k, self.head_dim, "head_dim")
         return apply_rope(q, offset=offset, base=self.base), apply_rope(k, offset=offset, base=self.base)
