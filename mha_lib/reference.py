@@ -38,16 +38,19 @@ def load_d2l() -> types.ModuleType:
         stub.__doc__ = "Stand-in registered by mha_lib.reference.load_d2l: torchvision is not installed."
         transforms = types.ModuleType("torchvision.transforms")
 
-        def _missing(name: str) -> Any:
-            if name.rpartition(".")[2].startswith("__"):  # import and inspect probe dunders (__path__, __file__)
-                raise AttributeError(name)
-            raise ImportError(
-                f"torchvision.{name} is not available: mha_lib registered a stand-in torchvision so that"
-                " d2l.torch imports; install a torchvision that matches your torch to use d2l's image datasets"
-            )
+        def _refuse(prefix: str) -> Any:
+            def __getattr__(name: str) -> Any:
+                if name.startswith("__"):  # the import system and inspectors probe dunders such as __path__
+                    raise AttributeError(name)
+                raise ImportError(
+                    f"{prefix}{name} is not available: mha_lib registered a stand-in torchvision so that"
+                    " d2l.torch imports; install a torchvision that matches your torch to use d2l's image datasets"
+                )
 
-        stub.__getattr__ = _missing  # type: ignore[method-assign]
-        transforms.__getattr__ = lambda name: _missing(f"transforms.{name}")  # type: ignore[method-assign]
+            return __getattr__
+
+        stub.__getattr__ = _refuse("torchvision.")  # type: ignore[method-assign]
+        transforms.__getattr__ = _refuse("torchvision.transforms.")  # type: ignore[method-assign]
         stub.__path__ = []  # a package, so that "from torchvision import transforms" works
         stub.transforms = transforms  # type: ignore[attr-defined]
         sys.modules["torchvision"] = stub
