@@ -83,7 +83,8 @@ def _masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Softmax over the last axis of ``scores``, with exactly 0 where ``mask`` is False."""
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    # where() reads the scores and writes the masked copy in one pass (masked_fill would clone, then fill).
+    weights = torch.softmax(torch.where(mask, scores, float("-inf")), dim=-1)
     # A row with no allowed key is all -inf, and softmax turns it into NaN; make it 0 instead.
     dead_rows = ~mask.any(dim=-1, keepdim=True)
     if dead_rows.any():
@@ -179,6 +180,60 @@ def scaled_dot_product_attention(
     out, _, weights = attend(q, k, v, mask, dropout_p=dropout_p)
     assert weights is not None
     return out, weights
+
+
+def tiled_attention(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    *,
+    block_size: int = 64,
+    causal: bool = False,
+    attn_mask: Tensor | None = None,
+) -> Tensor:
+    """``softmax(q k^T / sqrt(d)) v`` one block of keys at a time, with a running (online) softmax.
+
+    ``q``: ``(..., Tq, d)``, ``k``: ``(..., Tk, d)``, ``v``: ``(..., Tk, dv)`` -> ``(..., Tq, dv)``. Only a
+    ``(..., Tq, block_size)`` slice of the scores exists at any time: each query keeps its running maximum
+    ``m``, the running sum ``l`` of ``exp(score - m)`` and the running weighted sum of values, and rescales
+    both by ``exp(m_old - m_new)`` when a block raises the maximum. This is the idea behind FlashAttention
+    (Dao et al., 2022), written in plain PyTorch to teach it, not to be fast. ``attn_mask`` (bool, True =
+    may attend) and ``causal`` as in ``scaled_dot_product_attention``; a fully masked row gives 0.
+    """
+    check_tensor("q", q, (2, 3, 4), "(..., queries, d)")
+    check_tensor("k", k, (2, 3, 4), "(..., keys, d)")
+    check_tensor("v", v, (2, 3, 4), "(..., keys, dv)")
+    check_int("block_size", block_size)
+    if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k must be (..., keys, {q.shape[-1]}) and v (..., keys, dv), got {_shape(k)} and {_shape(v)}")
+    num_queries, num_keys = q.shape[-2], k.shape[-2]
+    q = q * (1.0 / math.sqrt(q.shape[-1]))
+    row_max = q.new_full((*q.shape[:-1], 1), float("-inf"))  # m: (..., Tq, 1)
+    row_sum = q.new_zeros((*q.shape[:-1], 1))  # l: (..., Tq, 1)
+    acc = q.new_zeros((*q.shape[:-1], v.shape[-1]))  # (..., Tq, dv)
+    query_pos = torch.arange(num_queries, device=q.device)[:, None]
+    for start in range(0, num_keys, block_size):
+        stop = min(start + block_size, num_keys)
+        scores = q @ k[..., start:stop, :].transpose(-2, -1)  # (..., Tq, block)
+        allowed = None
+        if causal:
+            allowed = torch.arange(start, stop, device=q.device)[None, :] <= query_pos
+        if attn_mask is not None:
+            block = attn_mask[..., start:stop]
+            allowed = block if allowed is None else allowed & block
+        if allowed is not None:
+            scores = torch.where(allowed, scores, float("-inf"))
+        new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
+        # A row that has seen no allowed key yet has max -inf; shift it by 0 instead (-inf - -inf is NaN).
+        shift = torch.where(new_max == float("-inf"), 0.0, new_max)
+        rescale = torch.exp(row_max - shift)  # how much the old max overestimated: <= 1
+        p = torch.exp(scores - shift)  # (..., Tq, block), 0 where masked
+        row_sum = row_sum * rescale + p.sum(dim=-1, keepdim=True)
+        acc = acc * rescale + p @ v[..., start:stop, :]
+        row_max = new_max
+    # A row with an allowed key has l >= 1 (its maximum contributes exp(0)); a fully masked row has
+    # l = 0 and acc = 0, and clamping l to 1 returns 0 for it instead of 0/0.
+    return acc / row_sum.clamp(min=1.0)
 
 
 class AdditiveAttention(nn.Module):

@@ -145,16 +145,19 @@ class MultiHeadAttention(nn.Module):
             got = tuple(head_gates.shape) if isinstance(head_gates, Tensor) else type(head_gates).__name__
             raise ValueError(f"head_gates must be a tensor of shape ({self.num_heads},) (one per head), got {got}")
         batch, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+        fused = self.fused and not record
+        # The fused kernel takes the causal mask as a flag (is_causal) and never builds it; the explicit
+        # path needs it as a tensor, built once here and reused for the trace.
         mask = build_mask(
             batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=4,
-            valid_lens=valid_lens, device=queries.device,
+            valid_lens=valid_lens, causal=self.causal and not fused, device=queries.device,
         )
         dropout_p = self.dropout.p if self.training else 0.0
         q = split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, head_dim)
         k = split_heads(self.W_key(keys), self.num_heads)  # (B, h, Tk, head_dim)
         v = split_heads(self.W_value(values), self.num_heads)  # (B, h, Tk, head_dim)
         context, scores, weights = attend(
-            q, k, v, mask, dropout_p=dropout_p, is_causal=self.causal, fused=self.fused and not record
+            q, k, v, mask, dropout_p=dropout_p, is_causal=self.causal and fused, fused=fused
         )
         gated = context if head_gates is None else context * head_gates.view(1, -1, 1, 1).to(context.dtype)
         concat = merge_heads(gated)  # (B, Tq, d_out)
@@ -162,12 +165,7 @@ class MultiHeadAttention(nn.Module):
         if not record:
             return output
         assert scores is not None and weights is not None
-        full_mask = build_mask(
-            batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=4,
-            valid_lens=valid_lens, causal=self.causal, device=queries.device,
-        )
-        if full_mask is None:
-            full_mask = torch.ones((), dtype=torch.bool, device=queries.device)
+        full_mask = mask if mask is not None else torch.ones((), dtype=torch.bool, device=queries.device)
         return AttentionTrace(
             queries=q, keys=k, values=v, scores=scores,
             mask=full_mask.expand(batch, self.num_heads, num_queries, num_keys),
