@@ -62,6 +62,29 @@ def show_heatmaps(
     return fig
 
 
+def _check_tokens(name: str, tokens: Sequence[str], expected: int) -> list[str]:
+    if isinstance(tokens, str):
+        raise TypeError(f"{name} must be a list of tokens, got a str: split it first (mha_lib.tokenize.tokenize)")
+    if len(tokens) != expected:
+        raise ValueError(f"{name} must have {expected} entries (one per position), got {len(tokens)}")
+    return [str(t) for t in tokens]
+
+
+def _check_heads(heads: Sequence[int] | None, num_heads: int) -> list[int]:
+    chosen = list(range(num_heads)) if heads is None else list(heads)
+    if not chosen:
+        raise ValueError("heads must name at least one head, got an empty list")
+    for h in chosen:
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= h < num_heads:
+            raise ValueError(f"heads must hold ints in [0, {num_heads}) (the trace has {num_heads} heads), got {h!r}")
+    return [int(h) for h in chosen]
+
+
+def _check_batch(batch: int, size: int) -> None:
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 0 <= batch < size:
+        raise ValueError(f"batch must be an int in [0, {size}), got {batch!r}")
+
+
 def plot_attention_heads(
     trace: AttentionTrace,
     q_tokens: Sequence[str],
@@ -71,19 +94,45 @@ def plot_attention_heads(
     annotate: bool = True,
     cmap: str = "Reds",
     size: float = 2.6,
+    heads: Sequence[int] | None = None,
+    ncols: int | None = None,
 ) -> Figure:
-    """One heatmap per head of ``trace.weights[batch]`` ``(h, Tq, Tk)``, token labels, weights written in cells."""
-    k_tokens = q_tokens if k_tokens is None else k_tokens
+    """One heatmap per head of ``trace.weights[batch]`` ``(h, Tq, Tk)``, token labels, weights written in cells.
+
+    ``heads`` picks which heads to draw (default all); ``ncols`` wraps them into a grid (default one row).
+    Cells hidden by the mask are hatched in grey, so a masked 0 looks different from a learned 0.
+    """
+    _check_batch(batch, trace.weights.shape[0])
     weights = _numpy(trace.weights[batch])
-    h = weights.shape[0]
+    mask = trace.mask[batch].detach().cpu().numpy()
+    chosen = _check_heads(heads, weights.shape[0])
+    q_tokens = _check_tokens("q_tokens", q_tokens, weights.shape[1])
+    k_tokens = q_tokens if k_tokens is None else k_tokens
+    k_tokens = _check_tokens("k_tokens", k_tokens, weights.shape[2])
+    if ncols is not None and (isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1):
+        raise ValueError(f"ncols must be an int >= 1, got {ncols!r}")
+    cols = len(chosen) if ncols is None else min(ncols, len(chosen))
+    rows = -(-len(chosen) // cols)
+    grid = np.zeros((rows, cols) + weights.shape[1:])
+    for n, h in enumerate(chosen):
+        grid[n // cols, n % cols] = weights[h]
     fig = show_heatmaps(
-        weights[None], "keys", "queries", titles=[f"head {i}" for i in range(h)],
-        figsize=(size * h + 0.8, size), cmap=cmap, xticklabels=k_tokens, yticklabels=q_tokens, vmin=0.0, vmax=1.0,
+        grid, "keys", "queries", figsize=(size * cols + 0.8, size * rows), cmap=cmap,
+        xticklabels=k_tokens, yticklabels=q_tokens, vmin=0.0, vmax=1.0,
     )
-    if annotate:
-        for ax, w in zip(fig.axes, weights):
-            for (i, j), value in np.ndenumerate(w):
-                if trace.mask[batch, 0, i, j]:
+    panels = fig.axes[: rows * cols]
+    for n, ax in enumerate(panels):
+        if n >= len(chosen):  # an empty slot at the end of the grid
+            ax.set_visible(False)
+            continue
+        h = chosen[n]
+        ax.set_title(f"head {h}")
+        hidden = ~mask[h]
+        if hidden.any():
+            ax.imshow(np.where(hidden, 1.0, np.nan), cmap=mpl.colors.ListedColormap(["#e8e8e8"]), vmin=0, vmax=1)
+        if annotate:
+            for (i, j), value in np.ndenumerate(weights[h]):
+                if mask[h, i, j]:
                     ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
                             color="white" if value > 0.6 else "black")
     return fig
@@ -97,29 +146,47 @@ def plot_head_lines(
     heads: Sequence[int] | None = None,
     min_weight: float = 0.05,
     size: float = 2.2,
+    query: int | None = None,
 ) -> Figure:
     """A bertviz-style view drawn with matplotlib: queries on the left, keys on the right, one panel per head.
 
     A line's width and opacity grow with its weight; weights below ``min_weight`` are not drawn.
+    ``query`` (a position) draws only that query's lines and marks its token, like hovering in bertviz.
+    Self-attention only: queries and keys are the same ``tokens``.
     """
+    _check_batch(batch, trace.weights.shape[0])
     weights = _numpy(trace.weights[batch])
-    heads = list(range(weights.shape[0])) if heads is None else list(heads)
+    if weights.shape[1] != weights.shape[2]:
+        raise ValueError(
+            f"plot_head_lines draws self-attention (as many queries as keys), got weights {weights.shape[1:]}"
+        )
+    heads = _check_heads(heads, weights.shape[0])
+    tokens = _check_tokens("tokens", tokens, weights.shape[1])
     n = len(tokens)
+    bad_query = isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not 0 <= query < n
+    if query is not None and bad_query:
+        raise ValueError(f"query must be None or a position in [0, {n}), got {query!r}")
+    if not 0.0 <= min_weight < 1.0:
+        raise ValueError(f"min_weight must be in [0, 1), got {min_weight}")
     fig = Figure(figsize=(size * len(heads), 0.35 * n + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(heads)))
     colours = mpl.colormaps["tab10"]
+    rows = range(n) if query is None else [query]
     for ax, head in zip(axes, heads):
         w = weights[head]
-        for i in range(w.shape[0]):
+        for i in rows:
             for j in range(w.shape[1]):
                 if w[i, j] >= min_weight:
                     ax.plot([0, 1], [i, j], color=colours(head % 10), alpha=float(min(1.0, 0.15 + w[i, j])),
                             linewidth=0.5 + 4 * float(w[i, j]))
         for i, t in enumerate(tokens):
-            ax.text(-0.05, i, t, ha="right", va="center", fontsize=9)
+            bold = "bold" if i == query else "normal"
+            ax.text(-0.05, i, t, ha="right", va="center", fontsize=9, fontweight=bold)
             ax.text(1.05, i, t, ha="left", va="center", fontsize=9)
+        ax.text(-0.05, n - 0.1, "queries", ha="right", va="center", fontsize=8, color="#777777", style="italic")
+        ax.text(1.05, n - 0.1, "keys", ha="left", va="center", fontsize=8, color="#777777", style="italic")
         ax.set_xlim(-0.6, 1.6)
-        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_ylim(n + 0.1, -0.5)
         ax.set_title(f"head {head}", color=colours(head % 10))
         ax.axis("off")
     return fig

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 import torch
 from pandas.io.formats.style import Styler
@@ -12,18 +14,24 @@ from torch import Tensor
 
 from mha_lib.mha import AttentionTrace
 
-STYLER_UUID = "mha"  # a fixed id keeps the HTML of styled tables identical from run to run
+STYLER_UUID = "mha"  # styled tables get the id ``mha_<hash of what they show>``: identical HTML from run to run
+MASKED_CSS = "background-color: #f2f2f2; color: #a0a0a0"  # a hidden key: light grey, shown as a dot
+ROW_SUM_CSS = {"font-weight": "bold", "border-left": "2px solid #888888"}
 
 
-def _labels(tokens: Sequence[str] | None, n: int, prefix: str) -> list[str]:
+def _labels(tokens: Sequence[str] | None, n: int, prefix: str, name: str = "tokens") -> list[str]:
     if tokens is None:
         tokens = [str(i) for i in range(n)]
+    if isinstance(tokens, str):
+        raise TypeError(f"{name} must be a list of tokens, got a str: split it first (mha_lib.tokenize.tokenize)")
     if len(tokens) != n:
-        raise ValueError(f"tokens must have {n} entries (one per position), got {len(tokens)}")
+        raise ValueError(f"{name} must have {n} entries (one per position), got {len(tokens)}")
     return [f"{prefix}{t}" for t in tokens]
 
 
 def _check_index(name: str, value: int, size: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int in [0, {size}), got {type(value).__name__} {value!r}")
     if not 0 <= value < size:
         raise ValueError(f"{name} must be in [0, {size}), got {value}")
 
@@ -36,9 +44,15 @@ def weights_table(
     weights: Tensor, q_tokens: Sequence[str] | None = None, k_tokens: Sequence[str] | None = None
 ) -> pd.DataFrame:
     """A ``(Tq, Tk)`` weight matrix as a DataFrame with ``Q:token`` rows and ``K:token`` columns."""
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"weights must be a torch.Tensor of shape (queries, keys), got {type(weights).__name__}")
     if weights.dim() != 2:
         raise ValueError(f"weights must be 2-D (queries, keys), got shape {tuple(weights.shape)}")
-    return _frame(weights, _labels(q_tokens, weights.shape[0], "Q:"), _labels(k_tokens, weights.shape[1], "K:"))
+    return _frame(
+        weights,
+        _labels(q_tokens, weights.shape[0], "Q:", "q_tokens"),
+        _labels(k_tokens, weights.shape[1], "K:", "k_tokens"),
+    )
 
 
 def attention_table(
@@ -58,6 +72,8 @@ def attention_table(
 
 def vectors_table(vectors: Tensor, tokens: Sequence[str] | None = None, *, prefix: str = "dim") -> pd.DataFrame:
     """A ``(T, d)`` matrix as a DataFrame, one row per token and columns ``dim0, dim1, ...``."""
+    if not isinstance(vectors, Tensor):
+        raise TypeError(f"vectors must be a torch.Tensor of shape (tokens, features), got {type(vectors).__name__}")
     if vectors.dim() != 2:
         raise ValueError(f"vectors must be 2-D (tokens, features), got shape {tuple(vectors.shape)}")
     return _frame(vectors, _labels(tokens, vectors.shape[0], ""), [f"{prefix}{j}" for j in range(vectors.shape[1])])
@@ -100,29 +116,96 @@ def output_table(trace: AttentionTrace, tokens: Sequence[str] | None = None, *, 
     return vectors_table(trace.output[batch], tokens, prefix="out")
 
 
-def style_weights(df: pd.DataFrame, *, precision: int = 3, cmap: str = "Reds", caption: str | None = None) -> Styler:
-    """Shade a weights table, add a ``row sum`` column, and give it a fixed id (deterministic HTML)."""
+def _styler_uuid(table: pd.DataFrame, precision: int, *extra: object) -> str:
+    """A short id that depends only on what the table shows, so two tables on one page never share CSS ids."""
+    shown = table.round(precision).to_csv(float_format=f"%.{precision}f")
+    digest = hashlib.sha1((shown + repr(extra)).encode()).hexdigest()[:8]
+    return f"{STYLER_UUID}_{digest}"
+
+
+def style_weights(
+    df: pd.DataFrame,
+    *,
+    precision: int = 3,
+    cmap: str = "Reds",
+    caption: str | None = None,
+    mask: Tensor | np.ndarray | None = None,
+) -> Styler:
+    """Shade a ``(Tq, Tk)`` weights table and add a bold ``row sum`` column; the HTML is the same on every run.
+
+    ``mask`` (same shape, True = may attend) greys out and dots the hidden keys, so a causal table shows
+    which zeros are forced by the mask. The row sums are computed from the full-precision weights.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame (e.g. from weights_table), got {type(df).__name__}")
     table = df.copy()
     table["row sum"] = df.sum(axis=1)
+    hidden = None
+    if mask is not None:
+        hidden = ~np.asarray(mask.detach().cpu() if isinstance(mask, Tensor) else mask, dtype=bool)
+        if hidden.shape != df.shape:
+            raise ValueError(f"mask must have the table's shape {df.shape} (queries, keys), got {hidden.shape}")
+        table[list(df.columns)] = df.mask(hidden)  # hidden keys become NaN, drawn as a grey dot
+    key = None if hidden is None else hidden.tobytes()
     styler = (
-        table.style.set_uuid(STYLER_UUID)
+        table.style.set_uuid(_styler_uuid(table, precision, caption, cmap, key))
         .background_gradient(cmap=cmap, vmin=0.0, vmax=1.0, subset=list(df.columns))
-        .format(precision=precision)
+        .format(precision=precision, na_rep="·")
+        .set_properties(subset=["row sum"], **ROW_SUM_CSS)
     )
+    if hidden is not None:
+        css = pd.DataFrame(np.where(hidden, MASKED_CSS, ""), index=df.index, columns=df.columns)
+        styler = styler.apply(lambda _: css, axis=None, subset=list(df.columns))
     if caption:
         styler = styler.set_caption(caption)
     return styler
 
 
-def head_summary(trace: AttentionTrace, *, batch: int = 0) -> pd.DataFrame:
+def _as_weights(
+    source: AttentionTrace | Tensor, batch: int, mask: Tensor | None
+) -> tuple[Tensor, Tensor]:
+    """The ``(h, Tq, Tk)`` weights and bool mask of one sequence, from a trace or a weights tensor."""
+    if isinstance(source, AttentionTrace):
+        if mask is not None:
+            raise ValueError("mask must be None when a trace is given: the trace carries its own mask")
+        _check_index("batch", batch, source.weights.shape[0])
+        return source.weights[batch].detach().double(), source.mask[batch]
+    if not isinstance(source, Tensor):
+        raise TypeError(f"trace must be an AttentionTrace or a weights tensor, got {type(source).__name__}")
+    if source.dim() not in (3, 4):
+        raise ValueError(
+            f"weights must have shape (heads, queries, keys) or (batch, heads, queries, keys), "
+            f"got {tuple(source.shape)}"
+        )
+    if source.dim() == 4:
+        _check_index("batch", batch, source.shape[0])
+        source = source[batch]
+        mask = None if mask is None else (mask[batch] if mask.dim() == 4 else mask)
+    w = source.detach().double()
+    if mask is None:
+        mask = torch.ones(w.shape, dtype=torch.bool)
+    else:
+        try:
+            mask = torch.as_tensor(mask, dtype=torch.bool).expand(w.shape)
+        except RuntimeError:
+            raise ValueError(
+                f"mask must broadcast to the weights' shape {tuple(w.shape)}, got {tuple(mask.shape)}"
+            ) from None
+    sums = w.sum(-1)[mask.any(-1)]
+    if (w < 0).any() or not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
+        raise ValueError("weights must be non-negative with rows summing to 1 (softmax rows), got other values")
+    return w, mask
+
+
+def head_summary(trace: AttentionTrace | Tensor, *, batch: int = 0, mask: Tensor | None = None) -> pd.DataFrame:
     """One row per head: mean entropy (bits), mean attention distance ``sum_j w_ij |i - j|``, diagonal share.
 
-    Only rows with at least one visible key are averaged. ``max entropy`` is ``log2`` of the number of
-    visible keys, averaged the same way: an entropy close to it means the head spreads its attention evenly.
+    ``trace`` is an ``AttentionTrace`` or a weights tensor ``(h, Tq, Tk)`` / ``(B, h, Tq, Tk)`` whose rows sum
+    to 1 (``mask``, True = may attend, defaults to every key). Only rows with at least one visible key are
+    averaged. ``max entropy`` is ``log2`` of the number of visible keys, averaged the same way: an entropy
+    close to it means the head spreads its attention evenly.
     """
-    _check_index("batch", batch, trace.weights.shape[0])
-    w = trace.weights[batch].detach().double()  # (h, Tq, Tk)
-    mask = trace.mask[batch]
+    w, mask = _as_weights(trace, batch, mask)  # (h, Tq, Tk)
     tq, tk = w.shape[-2:]
     live = mask.any(-1)  # (h, Tq)
     entropy = -(w * torch.log2(w.clamp_min(1e-300))).sum(-1)
