@@ -116,6 +116,15 @@ def output_table(trace: AttentionTrace, tokens: Sequence[str] | None = None, *, 
     return vectors_table(trace.output[batch], tokens, prefix="out")
 
 
+class WeightsStyler(Styler):
+    """The ``Styler`` that ``style_weights`` returns: its text form is a short description, not a memory address."""
+
+    def __repr__(self) -> str:
+        rows, cols = self.data.shape
+        caption = f" {self.caption!r}" if self.caption else ""
+        return f"<styled weights table{caption}: {rows} queries x {cols - 1} keys, with row sums>"
+
+
 def _styler_uuid(table: pd.DataFrame, precision: int, *extra: object) -> str:
     """A short id that depends only on what the table shows, so two tables on one page never share CSS ids."""
     shown = table.round(precision).to_csv(float_format=f"%.{precision}f")
@@ -130,7 +139,7 @@ def style_weights(
     cmap: str = "Reds",
     caption: str | None = None,
     mask: Tensor | np.ndarray | None = None,
-) -> Styler:
+) -> WeightsStyler:
     """Shade a ``(Tq, Tk)`` weights table and add a bold ``row sum`` column; the HTML is the same on every run.
 
     ``mask`` (same shape, True = may attend) greys out and dots the hidden keys, so a causal table shows
@@ -148,7 +157,7 @@ def style_weights(
         table[list(df.columns)] = df.mask(hidden)  # hidden keys become NaN, drawn as a grey dot
     key = None if hidden is None else hidden.tobytes()
     styler = (
-        table.style.set_uuid(_styler_uuid(table, precision, caption, cmap, key))
+        WeightsStyler(table, uuid=_styler_uuid(table, precision, caption, cmap, key))
         .background_gradient(cmap=cmap, vmin=0.0, vmax=1.0, subset=list(df.columns))
         .format(precision=precision, na_rep="·")
         .set_properties(subset=["row sum"], **ROW_SUM_CSS)

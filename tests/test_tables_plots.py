@@ -74,6 +74,9 @@ def test_style_weights_html_is_deterministic_and_shows_row_sums(traced) -> None:
     second = style_weights(attention_table(trace, TOKENS, head=0), caption="head 0").to_html()
     assert first == second
     assert "row sum" in first and first.count(">1.000<") >= 5  # one per row (and the 1.0 of the first query)
+    assert repr(style_weights(table, caption="head 0")) == (
+        "<styled weights table 'head 0': 5 queries x 5 keys, with row sums>"
+    ), "a text form without a memory address"
     other = style_weights(attention_table(trace, TOKENS, head=1), caption="head 1").to_html()
     assert first.split('id="')[1].split('"')[0] != other.split('id="')[1].split('"')[0], "distinct ids per table"
 
