@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -67,7 +68,10 @@ def _png(fig: Figure) -> str:
 
 
 class AttentionExplorer(widgets.VBox):
-    """A VBox that redraws one head (or all) of ``mha`` for the sentence typed in ``text``."""
+    """A VBox that redraws one head (or all) of ``mha`` for the sentence typed in ``text``.
+
+    ``min_weight``: the line view's threshold; ``None`` draws weights above ``1.3 / T`` (a bit over uniform).
+    """
 
     def __init__(
         self,
@@ -79,7 +83,7 @@ class AttentionExplorer(widgets.VBox):
         causal: bool | None = None,
         view: str = "heatmap",
         lower: bool = False,
-        min_weight: float = 0.05,
+        min_weight: float | None = None,
     ) -> None:
         if not isinstance(mha, MultiHeadAttention):
             raise TypeError(f"mha must be a mha_lib.MultiHeadAttention, got {type(mha).__name__}")
@@ -148,10 +152,13 @@ class AttentionExplorer(widgets.VBox):
         tokens = self.tokens()
         heads = None if self.head.value == ALL_HEADS else [self.head.value]
         if self.view.value == "lines":
-            return plot_head_lines(trace, tokens, heads=heads, min_weight=self.min_weight,
+            # By default draw only weights clearly above the uniform 1/T; below that every head is a solid block.
+            min_weight = max(0.05, 1.3 / len(tokens)) if self.min_weight is None else self.min_weight
+            return plot_head_lines(trace, tokens, heads=heads, min_weight=min(min_weight, 0.99),
                                    size=2.4 if heads is None else 3.2)
-        ncols = min(trace.num_heads, 4) if heads is None else 1
-        return plot_attention_heads(trace, tokens, heads=heads, ncols=ncols, annotate=len(tokens) <= 8)
+        ncols = math.ceil(math.sqrt(trace.num_heads)) if heads is None else 1  # 4 heads: a 2 x 2 grid
+        return plot_attention_heads(trace, tokens, heads=heads, ncols=ncols, annotate=len(tokens) <= 8,
+                                    size=3.2 if heads is None else 4.0)
 
     def message(self) -> str:
         """A line about the sentence: how many tokens, and which ones the vocabulary does not know."""
@@ -189,10 +196,13 @@ def attention_explorer(
     causal: bool | None = None,
     view: str = "heatmap",
     lower: bool = False,
+    min_weight: float | None = None,
 ) -> AttentionExplorer:
     """An ``ipywidgets.VBox`` to explore ``mha``'s heads on any sentence; ``embed``: tokens -> ``(1, T, d_in)``.
 
     ``embed`` is a function or a ``(vocab, embedding)`` pair; ``head=-1`` shows every head; ``causal=None``
     starts from ``mha.causal``. The layer's own ``causal`` setting is restored after every redraw.
     """
-    return AttentionExplorer(mha, embed, sentence, head=head, causal=causal, view=view, lower=lower)
+    return AttentionExplorer(
+        mha, embed, sentence, head=head, causal=causal, view=view, lower=lower, min_weight=min_weight
+    )
