@@ -1,0 +1,58 @@
+"""Static diagrams for notebook 04: one causal mask written in the two boolean polarities found in the wild."""
+
+from __future__ import annotations
+
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Patch
+
+TOKENS = ["O", "gato", "sobe", "no", "tapete"]
+ALLOWED = "#3182bd"
+BLOCKED = "#f0f0f0"
+
+
+def _grid(ax, may_attend: list[list[bool]], shown: list[list[bool]], title: str, subtitle: str) -> None:
+    """Colour by ``may_attend`` (the meaning) and write ``shown`` (the stored boolean) in each cell."""
+    n = len(may_attend)
+    ax.imshow([[1.0 if v else 0.0 for v in row] for row in may_attend], cmap=ListedColormap([BLOCKED, ALLOWED]),
+              vmin=0, vmax=1)
+    for i in range(n):
+        for j in range(n):
+            ax.text(j, i, "T" if shown[i][j] else "F", ha="center", va="center", fontsize=10,
+                    color="white" if may_attend[i][j] else "0.35", fontweight="bold")
+    ax.set_xticks(range(n), TOKENS, rotation=45)
+    ax.set_yticks(range(n), TOKENS)
+    ax.set_xticks([x - 0.5 for x in range(1, n)], minor=True)
+    ax.set_yticks([y - 0.5 for y in range(1, n)], minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5)
+    ax.tick_params(which="minor", length=0)
+    ax.set_xlabel("keys")
+    ax.set_ylabel("queries")
+    ax.set_title(f"{title}\n{subtitle}", fontsize=10)
+
+
+def mask_polarity() -> Figure:
+    """The same causal pattern stored as True = may attend (left) and True = blocked (right)."""
+    n = len(TOKENS)
+    may_attend = [[j <= i for j in range(n)] for i in range(n)]
+    blocked = [[not v for v in row] for row in may_attend]
+    fig = Figure(figsize=(9.2, 4.4))
+    left = fig.add_axes((0.07, 0.2, 0.34, 0.62))
+    right = fig.add_axes((0.63, 0.2, 0.34, 0.62))
+    _grid(left, may_attend, may_attend, "True = may attend",
+          "mha_lib, F.scaled_dot_product_attention")
+    _grid(right, may_attend, blocked, "True = blocked",
+          "Tensor.masked_fill, nn.MultiheadAttention")
+    fig.add_artist(FancyArrowPatch((0.44, 0.52), (0.55, 0.52), transform=fig.transFigure, arrowstyle="<|-|>",
+                                   mutation_scale=14, color="0.3", linewidth=1.2))
+    fig.text(0.495, 0.58, "~mask", ha="center", va="bottom", fontsize=11, family="monospace")
+    fig.text(0.495, 0.46, "same meaning,\nopposite values", ha="center", va="top", fontsize=9, color="0.3")
+    fig.legend(handles=[Patch(color=ALLOWED, label="query may attend to key"),
+                        Patch(facecolor=BLOCKED, edgecolor="0.6", label="blocked")],
+               loc="lower center", ncols=2, frameon=False, fontsize=9)
+    fig.suptitle("One causal mask, two polarities: the colour is the meaning, the letter is the stored bool",
+                 fontsize=11)
+    return fig
+
+
+FIGURES = {"04_mask_polarity": mask_polarity}
