@@ -150,6 +150,23 @@ def test_forward_switches_path_with_the_fused_flag() -> None:
         assert (table in saved) is not fused, "only the explicit path keeps a (B, h, T, T) table for backward"
 
 
+def test_padding_lengths_reach_the_kernel_as_one_row_per_sequence() -> None:
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 16, None, 0.0, 4, causal=False)
+    x = torch.randn(3, 6, 16, requires_grad=True)
+    valid_lens = torch.tensor([6, 2, 0])
+    saved: list[tuple[int, ...]] = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.append(tuple(t.shape))
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = mha(x, valid_lens=valid_lens)
+    assert not any(s[-2:] == (6, 6) for s in saved), "no (T, T) mask or table is kept"
+    torch.testing.assert_close(out, mha.trace(x, valid_lens=valid_lens).output)
+
+
 # ------------------------------------------------------------------ tiled attention with an online softmax
 
 

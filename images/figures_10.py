@@ -1,0 +1,81 @@
+"""Static diagram for notebook 10 (efficient attention): the whole weights table versus blocks of keys."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+BLUE = "#4C72B0"
+ORANGE = "#DD8452"
+GREEN = "#55A868"
+GREY = "#6B6B6B"
+LIGHT = "#F2F2F2"
+N = 8  # cells per side of the drawn T x T table
+BLOCK = 2  # keys per block in the tiled panel
+
+
+def _grid(ax, x0, y0, size, fill):
+    """An N x N table of cells with lower-left corner (x0, y0); ``fill(i, j)`` gives a colour or None."""
+    cell = size / N
+    for i in range(N):  # query row, drawn top to bottom
+        for j in range(N):  # key column
+            colour = fill(i, j)
+            ax.add_patch(Rectangle((x0 + j * cell, y0 + size - (i + 1) * cell), cell, cell,
+                                   facecolor=colour or "white", edgecolor="#BBBBBB", linewidth=0.6))
+    ax.add_patch(Rectangle((x0, y0), size, size, fill=False, edgecolor=GREY, linewidth=1.2))
+    ax.text(x0 + size / 2, y0 + size + 0.25, "keys $j$ $\\rightarrow$", ha="center", fontsize=10, color=GREY)
+    ax.text(x0 - 0.15, y0 + size / 2, "queries $i$\n$\\downarrow$", ha="right", va="center", fontsize=10,
+            color=GREY)
+
+
+def tiled_softmax_diagram() -> Figure:
+    """Left: the explicit path stores all T x T weights. Right: the tiled path holds one block and 3 running numbers."""
+    fig = Figure(figsize=(12, 5.2))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-0.3, 17.7)
+    ax.set_ylim(-1.3, 6.6)
+    ax.axis("off")
+    size = 4.2
+
+    # Left: the explicit path.
+    ax.text(3.0, 6.2, "Explicit: the whole table", ha="center", fontsize=13, weight="bold")
+    _grid(ax, 0.9, 0.9, size, lambda i, j: BLUE if j <= i else LIGHT)
+    ax.text(3.0, 0.6, "blue: a query may attend (causal), grey: masked.\nScores, masked scores and weights:\n"
+            "several $B \\cdot h \\cdot T^2$ tables in memory", ha="center", va="top", fontsize=10.5)
+
+    # Right: the tiled path, the third block of keys in progress.
+    x0 = 8.6
+    ax.text(x0 + size / 2 + 0.9, 6.2, "Tiled: one block of keys at a time", ha="center", fontsize=13, weight="bold")
+    current = 2
+
+    def fill(i, j):
+        block = j // BLOCK
+        if j > i:
+            return LIGHT if block == current else None
+        if block < current:
+            return "#D9E3F0"  # done: folded into the running sums, then dropped
+        return ORANGE if block == current else None
+
+    _grid(ax, x0, 0.9, size, fill)
+    cell = size / N
+    ax.add_patch(Rectangle((x0 + current * BLOCK * cell, 0.9), BLOCK * cell, size, fill=False, edgecolor=ORANGE,
+                           linewidth=2.4))
+    ax.add_patch(FancyArrowPatch((x0 + current * BLOCK * cell, 0.55), (x0 + size, 0.55), arrowstyle="-|>",
+                                 mutation_scale=12, color=ORANGE, linewidth=1.4))
+    ax.text(x0 + size / 2, 0.1, "the block sweeps left to right", ha="center", va="top", fontsize=10.5,
+            color=ORANGE)
+    ax.text(x0 + size / 2, -0.45, "pale blue: blocks already folded into the running numbers, then freed",
+            ha="center", va="top", fontsize=9.5, color=GREY)
+
+    # The running state kept per query row.
+    sx = x0 + size + 0.35
+    labels = [("$m_i$", GREEN), ("$\\ell_i$", GREEN), ("$\\mathbf{o}_i$", BLUE)]  # running max, sum, output
+    for k, (symbol, colour) in enumerate(labels):
+        ax.add_patch(Rectangle((sx + k * 0.62, 0.9), 0.5, size, facecolor=colour, alpha=0.18, edgecolor=colour))
+        ax.text(sx + k * 0.62 + 0.25, 0.9 + size + 0.25, symbol, ha="center", fontsize=12, color=colour)
+    ax.text(sx + 2.1, 3.0, "per query:\n$m$, $\\ell$ and $\\mathbf{o}$,\nrescaled by\n$e^{m_{old} - m_{new}}$\n"
+            "when a block\nraises the max", ha="left", va="center", fontsize=10)
+    return fig
+
+
+FIGURES = {"10_tiled_softmax": tiled_softmax_diagram}
