@@ -5,6 +5,7 @@ from mha_lib.attention import (
     causal_mask,
     masked_softmax,
     scaled_dot_product_attention,
+    tiled_attention,
     valid_lens_mask,
 )
 from mha_lib.heads import merge_heads, split_heads, transpose_output, transpose_qkv
@@ -21,6 +22,7 @@ __all__ = [
     "merge_heads",
     "scaled_dot_product_attention",
     "split_heads",
+    "tiled_attention",
     "transpose_output",
     "transpose_qkv",
     "valid_lens_mask",
