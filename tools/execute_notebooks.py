@@ -4,7 +4,8 @@ Usage: ``python tools/execute_notebooks.py notebooks/*.ipynb`` (what ``make note
 
 What is removed or normalised, because it changes on every run without meaning anything:
 timing metadata, widget state and widget model ids, stderr streams (progress bars, timings; nbval
-leaves stderr out of its comparison too), and the kernel's Python patch version.
+leaves stderr out of its comparison too), the kernel's Python patch version, and the way consecutive
+prints happened to be split into stream messages.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ k: info[k] for k in KEEP_LANGUAGE_INFO if k in info}
         kept = []
         for out in cell.outputs:
             if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue
+            if out.get("output_type") == "stream" and kept and kept[-1].get("output_type") == "stream" \
+                    and kept[-1].get("name") == out.get("name"):
+                # How prints are split into messages depends on flush timing: join them.
+                kept[-1]["text"] += out["text"]
                 continue
             data = out.get("data", {})
             if WIDGET_VIEW in data:
