@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import matplotlib as mpl
 import numpy as np
+import pandas as pd
 import torch
 from matplotlib.figure import Figure
 from torch import Tensor
@@ -217,4 +218,26 @@ def plot_positional_heatmap(
     )
     if title:
         fig.axes[0].set_title(title)
+    return fig
+
+
+def plot_head_table(
+    table: pd.DataFrame, *, title: str | None = None, cmap: str = "Blues", vmin: float | None = 0.0,
+    vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1,
+) -> Figure:
+    """A heads-by-scores table (``toy.head_scores``, importance scores) as an annotated heatmap, one row per head."""
+    data = table.to_numpy(dtype=float)
+    fig = Figure(figsize=(size * data.shape[1] + 1.6, 0.38 * data.shape[0] + 1.0), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(data.shape[1]), [str(c) for c in table.columns])
+    ax.set_yticks(range(data.shape[0]), [str(i) for i in table.index])
+    ax.xaxis.tick_top()
+    lo, hi = image.get_clim()
+    for (i, j), value in np.ndenumerate(data):
+        dark = hi > lo and (value - lo) / (hi - lo) > 0.6
+        ax.text(j, i, fmt.format(value), ha="center", va="center", fontsize=9, color="white" if dark else "black")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=ax, shrink=0.8)
     return fig

@@ -16,11 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from matplotlib.figure import Figure
 from torch import Tensor, nn
 from tqdm import tqdm
 
@@ -469,28 +467,6 @@ def prune_heads(
         gates.view(-1)[pick] = 0.0
         rows.append((k, labels[pick], float(task_loss(model, batch, scored=scored, head_gates=gates))))
     return pd.DataFrame(rows, columns=["heads removed", "removed head", "loss"]).set_index("heads removed")
-
-
-def plot_head_table(
-    table: pd.DataFrame, *, title: str | None = None, cmap: str = "Blues", vmin: float | None = 0.0,
-    vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1,
-) -> Figure:
-    """A heads-by-scores table (``head_scores``, importance) as an annotated heatmap, one row per head."""
-    data = table.to_numpy(dtype=float)
-    fig = Figure(figsize=(size * data.shape[1] + 1.6, 0.38 * data.shape[0] + 1.0), layout="constrained")
-    ax = fig.subplots()
-    image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(data.shape[1]), [str(c) for c in table.columns])
-    ax.set_yticks(range(data.shape[0]), [str(i) for i in table.index])
-    ax.xaxis.tick_top()
-    lo, hi = image.get_clim()
-    for (i, j), value in np.ndenumerate(data):
-        dark = hi > lo and (value - lo) / (hi - lo) > 0.6
-        ax.text(j, i, fmt.format(value), ha="center", va="center", fontsize=9, color="white" if dark else "black")
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.colorbar(image, ax=ax, shrink=0.8)
-    return fig
 
 
 def uniform_loss(vocab_size: int) -> float:

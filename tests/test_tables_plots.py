@@ -12,7 +12,7 @@ from torch import nn
 
 from mha_lib import MultiHeadAttention
 from mha_lib.mha import AttentionTrace
-from mha_lib.plots import plot_attention_heads, plot_head_lines, show_heatmaps
+from mha_lib.plots import plot_attention_heads, plot_head_lines, plot_head_table, show_heatmaps
 from mha_lib.tables import (
     attention_table,
     concat_table,
@@ -242,3 +242,10 @@ class TestExplorer:
             attention_explorer(mha, lambda tokens: torch.zeros(1, len(tokens), 7), "O gato").figure()
         with pytest.raises(ValueError, match="^embedding"):
             attention_explorer(mha, (Vocab(TOKENS, unk=True), nn.Embedding(2, 3)), "O gato")
+
+
+def test_plot_head_table_returns_an_annotated_figure() -> None:
+    table = pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, 0.0]}, index=["L0H0", "L0H1"])
+    fig = plot_head_table(table, title="scores")
+    assert len(fig.axes) == 2  # the heatmap and its colour bar
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.10", "0.50", "0.90", "0.00"]

@@ -283,10 +283,3 @@ def test_prune_heads_removes_every_head_once(by: str) -> None:
     if by == "ablation":
         first = toy.ablation_scores(model, batch).flatten().argmin()
         assert curve["removed head"].iloc[1] == toy.head_labels(2, 2)[int(first)]
-
-
-def test_plot_head_table_returns_an_annotated_figure() -> None:
-    table = pd.DataFrame({"a": [0.1, 0.9], "b": [0.5, 0.0]}, index=["L0H0", "L0H1"])
-    fig = toy.plot_head_table(table, title="scores")
-    assert len(fig.axes) == 2  # the heatmap and its colour bar
-    assert [t.get_text() for t in fig.axes[0].texts] == ["0.10", "0.50", "0.90", "0.00"]
