@@ -55,12 +55,20 @@ def build_mask(
     """Combine ``valid_lens``, ``attn_mask`` and the causal mask into one bool mask for ``ndim``-D scores.
 
     The result broadcasts against scores of shape ``(B, Tq, Tk)`` (``ndim=3``) or ``(B, h, Tq, Tk)``
-    (``ndim=4``); ``None`` means "attend everywhere".
+    (``ndim=4``), and may be narrower (one row per sequence for ``(B,)`` lengths without a causal mask);
+    ``None`` means "attend everywhere".
     """
     mask: Tensor | None = None
     if valid_lens is not None:
-        mask = valid_lens_mask(check_valid_lens(valid_lens, batch, num_queries, num_keys), num_queries, num_keys)
-        mask = mask.to(device).view(batch, *([1] * (ndim - 3)), num_queries, num_keys)
+        lens = check_valid_lens(valid_lens, batch, num_queries, num_keys)
+        if lens.dim() == 1:
+            # Every query of a sequence sees the same keys: one row (B, ..., 1, Tk) that broadcasts over
+            # queries, so no (Tq, Tk) mask is built, read or kept.
+            row = torch.arange(num_keys, device=lens.device)[None, :] < lens[:, None]  # (B, Tk)
+            mask = row.to(device).view(batch, *([1] * (ndim - 2)), num_keys)
+        else:
+            mask = valid_lens_mask(lens, num_queries, num_keys).to(device)
+            mask = mask.view(batch, *([1] * (ndim - 3)), num_queries, num_keys)
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
             got = attn_mask.dtype if isinstance(attn_mask, Tensor) else type(attn_mask).__name__

@@ -152,10 +152,6 @@ class MultiHeadAttention(nn.Module):
             batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=4,
             valid_lens=valid_lens, causal=self.causal and not fused, device=queries.device,
         )
-        if fused and mask is not None and not self.causal and valid_lens is not None and valid_lens.dim() == 1:
-            # (B,) lengths give every query the same row: pass one, (B, 1, 1, Tk), and let the kernel
-            # broadcast it, so that it neither reads nor keeps a (B, 1, Tq, Tk) mask.
-            mask = mask[:, :, :1, :]
         dropout_p = self.dropout.p if self.training else 0.0
         q = split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, head_dim)
         k = split_heads(self.W_key(keys), self.num_heads)  # (B, h, Tk, head_dim)
