@@ -58,16 +58,22 @@ def _generator(generator: torch.Generator | None, seed: int | None) -> torch.Gen
     return torch.Generator().manual_seed(seed) if seed is not None else generator
 
 
+def _random_tokens(
+    batch_size: int, length: int, vocab_size: int, generator: torch.Generator | None, seed: int | None
+) -> Tensor:
+    """Uniform random token ids ``(B, T)`` in ``[0, vocab_size)``, after checking the sizes."""
+    check_int("batch_size", batch_size)
+    check_int("length", length)
+    check_int("vocab_size", vocab_size, minimum=2)
+    return torch.randint(0, vocab_size, (batch_size, length), generator=_generator(generator, seed))
+
+
 def reverse_task(
     batch_size: int, length: int, vocab_size: int, *, generator: torch.Generator | None = None,
     seed: int | None = None,
 ) -> TaskBatch:
     """Random tokens ``(B, T)``; position ``i`` must output token ``T - 1 - i`` (needs non-causal attention)."""
-    check_int("batch_size", batch_size)
-    check_int("length", length)
-    check_int("vocab_size", vocab_size, minimum=2)
-    g = _generator(generator, seed)
-    inputs = torch.randint(0, vocab_size, (batch_size, length), generator=g)
+    inputs = _random_tokens(batch_size, length, vocab_size, generator, seed)
     return TaskBatch(inputs, inputs.flip(1), torch.ones(batch_size, length, dtype=torch.bool))
 
 
@@ -108,11 +114,7 @@ def sort_task(
     seed: int | None = None,
 ) -> TaskBatch:
     """Random tokens ``(B, T)``; position ``i`` must output the ``i``-th smallest (needs non-causal attention)."""
-    check_int("batch_size", batch_size)
-    check_int("length", length)
-    check_int("vocab_size", vocab_size, minimum=2)
-    g = _generator(generator, seed)
-    inputs = torch.randint(0, vocab_size, (batch_size, length), generator=g)
+    inputs = _random_tokens(batch_size, length, vocab_size, generator, seed)
     return TaskBatch(inputs, inputs.sort(dim=1).values, torch.ones(batch_size, length, dtype=torch.bool))
 
 
