@@ -1,7 +1,7 @@
 """benchmarks/mha_benchmark.py: every implementation computes the same function; --quick writes its tables.
 
-Speed ratios are not asserted (too noisy on shared CI machines), except one loose sanity check on the
-fastest run of each implementation.
+Speed ratios of a quick run are not asserted: under `pytest -n 2` another worker shares the cores. The
+speed targets are asserted on the recorded full-size run in benchmarks/results.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -76,11 +77,26 @@ def test_quick_run_prints_and_writes_the_table(tmp_path: Path, capsys: pytest.Ca
     assert {"cpu", "cpu_cores", "torch", "date"} <= data["machine"].keys()
     assert all(len(r["times_ms"]) == 3 for r in data["rows"])
     by_name = {(r["implementation"], r["pass_"]): r for r in data["rows"]}
+    # No speed claim here: under `pytest -n 2` another worker shares the cores, so timings of a quick run
+    # only test the harness. The speed targets are checked on the recorded full-size run (test below).
     for pass_ in ("forward", "forward+backward"):
-        assert by_name[(mb.BASELINE, pass_)]["ratio_to_sdpa"] == 1.0
-        # Loose sanity on the fastest runs (robust to a busy machine): the fused path is not far off SDPA.
-        fused, sdpa = by_name[("mha_lib fused", pass_)], by_name[(mb.BASELINE, pass_)]
-        assert fused["min_ms"] < 3 * sdpa["min_ms"], (pass_, fused["min_ms"], sdpa["min_ms"])
+        sdpa = by_name[(mb.BASELINE, pass_)]
+        assert sdpa["ratio_to_sdpa"] == 1.0
+        for (name, row_pass), row in by_name.items():
+            if row_pass == pass_:
+                paired = statistics.median(t / b for t, b in zip(row["times_ms"], sdpa["times_ms"]))
+                assert row["ratio_to_sdpa"] == pytest.approx(paired), name  # median of the per-round ratios
+                assert row["best_ratio_to_sdpa"] == pytest.approx(row["min_ms"] / sdpa["min_ms"]), name
+
+
+def test_recorded_full_size_run_meets_the_targets() -> None:
+    data = json.loads((Path(mb.__file__).parent / "results" / "reference_cpu.json").read_text())
+    assert data["config"]["tokens"] == 1024 and data["config"]["heads"] == 12
+    ratio = {(r["implementation"], r["pass_"]): r["ratio_to_sdpa"] for r in data["rows"]}
+    for pass_ in ("forward", "forward+backward"):
+        assert ratio[("mha_lib fused", pass_)] <= 1.05, pass_
+        assert ratio[("mha_lib fused", pass_)] < ratio[("nn.MultiheadAttention", pass_)], pass_
+        assert ratio[("mha_lib trace", pass_)] <= ratio[("textbook batched", pass_)], pass_
 
 
 def test_sweep_shows_the_quadratic_table_only_on_the_explicit_path() -> None:
