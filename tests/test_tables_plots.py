@@ -1,4 +1,4 @@
-"""mha_lib.tables, mha_lib.plots and mha_lib.explorer: labels, values, deterministic HTML, figures, errors."""
+"""mha_lib.tables and mha_lib.plots: labels, values, deterministic HTML, figures, errors."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from mha_lib.tables import (
     vectors_table,
     weights_table,
 )
-from mha_lib.tokenize import Vocab
 
 TOKENS = ["O", "gato", "sobe", "no", "tapete"]
 
@@ -176,72 +175,6 @@ def test_a_string_of_tokens_is_a_type_error(traced) -> None:
     _, _, trace = traced
     with pytest.raises(TypeError, match="q_tokens"):
         attention_table(trace, "O gato sobe no tapete")
-
-
-class TestExplorer:
-    @pytest.fixture
-    def explorer(self, traced):
-        pytest.importorskip("ipywidgets")
-        from mha_lib.explorer import attention_explorer
-
-        mha, _, _ = traced
-        torch.manual_seed(0)
-        vocab = Vocab(TOKENS, unk=True)
-        return attention_explorer(mha, (vocab, nn.Embedding(len(vocab), 3)), "O gato sobe")
-
-    def test_builds_its_widgets(self, explorer) -> None:
-        import ipywidgets as widgets
-
-        assert isinstance(explorer, widgets.VBox)
-        assert isinstance(explorer.text, widgets.Text) and explorer.text.value == "O gato sobe"
-        assert isinstance(explorer.head, widgets.Dropdown) and len(explorer.head.options) == 2 + 1
-        assert isinstance(explorer.causal, widgets.Checkbox) and explorer.causal.value is True
-        assert isinstance(explorer.output, widgets.Output)
-        kinds = [o["output_type"] for o in explorer.output.outputs]
-        assert kinds == ["stream", "display_data"] and explorer.output.outputs[1]["data"]["image/png"]
-
-    def test_update_draws_without_a_display(self, explorer) -> None:
-        fig = explorer.figure()
-        assert isinstance(fig, Figure) and len(fig.axes) == 2 + 1
-        explorer.head.value = 1
-        explorer.view.value = "lines"
-        explorer.text.value = "gato rato no"  # 'rato' is not in the vocabulary: <unk>
-        assert len(explorer.figure().axes) == 1
-        assert "rato" in explorer.output.outputs[0]["text"]
-        assert explorer.trace().weights.shape == (1, 2, 3, 3)
-
-    def test_causal_toggle_restores_the_layer(self, explorer) -> None:
-        mha = explorer.mha
-        explorer.causal.value = False
-        weights = explorer.trace().weights
-        assert mha.causal is True, "the layer's own setting is restored"
-        assert weights[0, :, 0, 1:].sum() > 0, "without the mask the first token sees later ones"
-
-    def test_repr_is_fixed_and_short(self, explorer) -> None:
-        assert repr(explorer) == "AttentionExplorer('O gato sobe', all heads of 2, causal=True)"
-        explorer.text.value = "O gato sobe no tapete " * 5
-        assert len(repr(explorer)) <= 110
-
-    def test_bad_input_becomes_a_message(self, explorer) -> None:
-        explorer.text.value = "   "
-        assert explorer.output.outputs[0]["text"].startswith("sentence must hold at least one token")
-        explorer.text.value = "O gato sobe no tapete O"
-        assert "context_length=5" in explorer.output.outputs[0]["text"]
-
-    def test_bad_arguments(self, traced) -> None:
-        pytest.importorskip("ipywidgets")
-        from mha_lib.explorer import attention_explorer
-
-        mha, _, _ = traced
-        embed = (Vocab(TOKENS, unk=True), nn.Embedding(6, 3))
-        with pytest.raises(ValueError, match="^head"):
-            attention_explorer(mha, embed, "O gato", head=2)
-        with pytest.raises(ValueError, match="^view"):
-            attention_explorer(mha, embed, "O gato", view="3d")
-        with pytest.raises(ValueError, match="^embed"):
-            attention_explorer(mha, lambda tokens: torch.zeros(1, len(tokens), 7), "O gato").figure()
-        with pytest.raises(ValueError, match="^embedding"):
-            attention_explorer(mha, (Vocab(TOKENS, unk=True), nn.Embedding(2, 3)), "O gato")
 
 
 def test_plot_head_table_returns_an_annotated_figure() -> None:
