@@ -1,7 +1,17 @@
-"""Argument checks shared by the public functions: each error names the argument, what was expected and what came."""
+"""Argument checks shared by the public functions: each error names the argument, what was expected and what came.
+
+One vocabulary everywhere: a value of the wrong *type* raises ``TypeError``, a value of the right type but a
+wrong *value* (out of range, wrong shape, NaN) raises ``ValueError``. For the mistakes students make most
+(a float where an int goes, ``heads=1`` for ``heads=[1]``, a tensor where a trace goes) the message ends
+with the fix.
+"""
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable, Sequence
+
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -10,13 +20,130 @@ def _shape(x: Tensor) -> str:
     return str(tuple(x.shape))
 
 
-def check_int(name: str, value: object, *, minimum: int = 1) -> int:
-    """Return ``value`` if it is an int >= ``minimum``; raise otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < minimum:
+def _got(value: object) -> str:
+    """What came, for an error message: ``float 2.0``, ``a Tensor of shape (2, 3)``, ``str 'abc'``."""
+    if isinstance(value, Tensor):
+        return f"a Tensor of shape {_shape(value)}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def _int_hint(name: str, value: object) -> str:
+    """``: write n=2`` when ``value`` is a whole float such as ``2.0``."""
+    if isinstance(value, float) and value.is_integer():
+        return f": write {name}={int(value)}"
+    return ""
+
+
+def check_int(name: str, value: object, *, minimum: int | None = 1) -> int:
+    """Return ``value`` as an int if it is one (NumPy ints too, never a bool) and >= ``minimum``; raise otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {_got(value)}{_int_hint(name, value)}")
+    if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_index(name: str, value: object, size: int, *, what: str = "") -> int:
+    """Return ``value`` if it is an int in ``[0, size)``; ``what`` says what is counted, e.g. ``" (2 heads)"``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int in [0, {size}){what}, got {_got(value)}{_int_hint(name, value)}")
+    if not 0 <= value < size:
+        hint = f": count from 0, the last is {size - 1}" if -size <= value < 0 or value == size else ""
+        raise ValueError(f"{name} must be in [0, {size}){what}, got {value}{hint}")
+    return int(value)
+
+
+def check_number(name: str, value: object, *, positive: bool = False) -> float:
+    """Return ``value`` as a float if it is a real number (> 0 with ``positive``); raise otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {_got(value)}")
+    if positive and not float(value) > 0.0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: object, choices: Sequence[object]) -> object:
+    """Return ``value`` if it is one of ``choices``; raise ``ValueError`` listing them otherwise."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
     return value
+
+
+def check_str(name: str, value: object, *, nonempty: bool = False) -> str:
+    """Return ``value`` if it is a str (non-empty with ``nonempty``); raise otherwise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {_got(value)}")
+    if nonempty and not value:
+        raise ValueError(f"{name} must be a non-empty str, got ''")
+    return value
+
+
+def check_list(name: str, value: object, of: str = "tokens") -> list:
+    """Return ``value`` as a list if it is a list-like of ``of`` (a str or a tensor is refused, with the fix)."""
+    if isinstance(value, str):
+        raise TypeError(
+            f"{name} must be a list of {of}, got a str: split it first, e.g. mha_lib.tokenize.tokenize(text)"
+        )
+    if isinstance(value, Tensor):
+        raise TypeError(
+            f"{name} must be a list of {of}, got {_got(value)}: turn ids into tokens with vocab.decode(ids)"
+        )
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a list of {of}, got {_got(value)}")
+    return list(value)
+
+
+def check_tokens(name: str, tokens: object, expected: int) -> list[str]:
+    """Return ``tokens`` as ``expected`` labels, one per position; a str or a wrong length is refused."""
+    labels = check_list(name, tokens)
+    if len(labels) != expected:
+        raise ValueError(f"{name} must have {expected} entries (one per position), got {len(labels)}")
+    return [str(t) for t in labels]
+
+
+def check_heads(heads: object, num_heads: int) -> list[int]:
+    """Return ``heads`` (None = all) as a non-empty list of head indices in ``[0, num_heads)``."""
+    if heads is None:
+        return list(range(num_heads))
+    if isinstance(heads, numbers.Integral) and not isinstance(heads, bool):
+        raise TypeError(f"heads must be a list of head indices, got int {heads}: write heads=[{heads}]")
+    if isinstance(heads, Tensor):
+        heads = heads.tolist()
+    chosen = check_list("heads", heads, "head indices")
+    if not chosen:
+        raise ValueError("heads must name at least one head, got an empty list")
+    for i, h in enumerate(chosen):
+        if isinstance(h, float) and h.is_integer():
+            fixed = [int(v) if isinstance(v, float) and v.is_integer() else v for v in chosen]
+            raise TypeError(f"heads[{i}] must be an int, got float {h!r}: write heads={fixed}")
+    what = f" (there are {num_heads} heads, numbered from 0)"
+    return [check_index(f"heads[{i}]", h, num_heads, what=what) for i, h in enumerate(chosen)]
+
+
+def check_trace(value: object, name: str = "trace") -> object:
+    """Return ``value`` if it is an ``AttentionTrace``; a tensor gets a hint to call ``mha.trace(x)``."""
+    from mha_lib.mha import AttentionTrace  # imported here: mha_lib.mha imports this module
+
+    if not isinstance(value, AttentionTrace):
+        hint = (
+            ": call trace = mha.trace(x), which returns every intermediate (mha(x) returns only the output)"
+            if isinstance(value, Tensor)
+            else " (the result of mha.trace(x))"
+        )
+        raise TypeError(f"{name} must be an AttentionTrace, got {_got(value)}{hint}")
+    return value
+
+
+def check_finite(name: str, x: Tensor | np.ndarray) -> None:
+    """Refuse NaN and inf: ``ValueError`` saying how many of each ``x`` holds, never a silent NaN in a figure."""
+    values = x.detach().cpu().double().numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=float)
+    nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
+    if nan or inf:
+        raise ValueError(
+            f"{name} must be finite, got {nan} NaN and {inf} inf of {values.size} values: "
+            "look upstream for an overflow (e.g. float16 scores) or a division by zero"
+        )
 
 
 def check_probability(name: str, value: object) -> float:

@@ -2,6 +2,12 @@
 
 Every function builds a ``matplotlib.figure.Figure`` without pyplot and returns it: nothing is kept in
 a global figure list, the last expression of a notebook cell shows it once, and ``fig.savefig`` writes it.
+
+Orientation is fixed everywhere: in a heatmap row ``i`` is query ``i`` and column ``j`` is key ``j`` (the
+image is ``weights[q, k]``, never its transpose); in the line view queries stand on the left, keys on the
+right. Bad input follows ``mha_lib._validate`` (``TypeError`` for a wrong type, ``ValueError`` for a wrong
+value, each naming the argument). NaN or inf values are refused with a ``ValueError`` that counts them: a
+figure never hides a NaN as an empty cell.
 """
 
 from __future__ import annotations
@@ -15,11 +21,32 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
+from mha_lib._validate import (
+    check_finite,
+    check_heads,
+    check_index,
+    check_int,
+    check_number,
+    check_probability,
+    check_tokens,
+    check_trace,
+)
 from mha_lib.mha import AttentionTrace
 
 
 def _numpy(x: Tensor | np.ndarray) -> np.ndarray:
     return x.detach().cpu().double().numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=float)
+
+
+def _table(name: str, table: object) -> np.ndarray:
+    """A finite 2-D ``(positions, d)`` array from a tensor or array."""
+    if not isinstance(table, (Tensor, np.ndarray)):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (positions, d), got {type(table).__name__}")
+    data = _numpy(table)
+    if data.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (positions, d), got shape {data.shape}")
+    check_finite(name, data)
+    return data
 
 
 def show_heatmaps(
@@ -35,10 +62,18 @@ def show_heatmaps(
     vmin: float | None = None,
     vmax: float | None = None,
 ) -> Figure:
-    """A grid of heatmaps from ``(rows, cols, m, n)`` matrices with one shared colour bar (d2l's arguments)."""
+    """A grid of heatmaps from ``(rows, cols, m, n)`` matrices with one shared colour bar (d2l's arguments).
+
+    Panel ``[r, c]`` draws ``matrices[r, c]`` as it is: its first index runs down (``ylabel``), its second across.
+    """
+    if not isinstance(matrices, (Tensor, np.ndarray)):
+        raise TypeError(f"matrices must be a torch.Tensor or NumPy array (rows, cols, height, width), "
+                        f"got {type(matrices).__name__}")
     data = _numpy(matrices)
     if data.ndim != 4:
-        raise ValueError(f"matrices must be 4-D (rows, cols, height, width), got shape {data.shape}")
+        hint = ": add the grid axes, e.g. weights[None, None]" if data.ndim == 2 else ""
+        raise ValueError(f"matrices must be 4-D (rows, cols, height, width), got shape {data.shape}{hint}")
+    check_finite("matrices", data)
     num_rows, num_cols = data.shape[:2]
     vmin = float(data.min()) if vmin is None else vmin
     vmax = float(data.max()) if vmax is None else vmax
@@ -63,27 +98,12 @@ def show_heatmaps(
     return fig
 
 
-def _check_tokens(name: str, tokens: Sequence[str], expected: int) -> list[str]:
-    if isinstance(tokens, str):
-        raise TypeError(f"{name} must be a list of tokens, got a str: split it first (mha_lib.tokenize.tokenize)")
-    if len(tokens) != expected:
-        raise ValueError(f"{name} must have {expected} entries (one per position), got {len(tokens)}")
-    return [str(t) for t in tokens]
-
-
-def _check_heads(heads: Sequence[int] | None, num_heads: int) -> list[int]:
-    chosen = list(range(num_heads)) if heads is None else list(heads)
-    if not chosen:
-        raise ValueError("heads must name at least one head, got an empty list")
-    for h in chosen:
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= h < num_heads:
-            raise ValueError(f"heads must hold ints in [0, {num_heads}) (the trace has {num_heads} heads), got {h!r}")
-    return [int(h) for h in chosen]
-
-
-def _check_batch(batch: int, size: int) -> None:
-    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 0 <= batch < size:
-        raise ValueError(f"batch must be an int in [0, {size}), got {batch!r}")
+def _weights(trace: object, batch: object) -> tuple[np.ndarray, np.ndarray]:
+    """One sequence's ``(h, Tq, Tk)`` weights and bool mask from a trace, checked."""
+    trace = check_trace(trace)
+    check_index("batch", batch, trace.weights.shape[0], what=" (the trace's batch size)")
+    check_finite("trace.weights", trace.weights[batch])
+    return _numpy(trace.weights[batch]), trace.mask[batch].detach().cpu().numpy()
 
 
 def plot_attention_heads(
@@ -103,15 +123,14 @@ def plot_attention_heads(
     ``heads`` picks which heads to draw (default all); ``ncols`` wraps them into a grid (default one row).
     Cells hidden by the mask are hatched in grey, so a masked 0 looks different from a learned 0.
     """
-    _check_batch(batch, trace.weights.shape[0])
-    weights = _numpy(trace.weights[batch])
-    mask = trace.mask[batch].detach().cpu().numpy()
-    chosen = _check_heads(heads, weights.shape[0])
-    q_tokens = _check_tokens("q_tokens", q_tokens, weights.shape[1])
+    weights, mask = _weights(trace, batch)
+    chosen = check_heads(heads, weights.shape[0])
+    q_tokens = check_tokens("q_tokens", q_tokens, weights.shape[1])
     k_tokens = q_tokens if k_tokens is None else k_tokens
-    k_tokens = _check_tokens("k_tokens", k_tokens, weights.shape[2])
-    if ncols is not None and (isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1):
-        raise ValueError(f"ncols must be an int >= 1, got {ncols!r}")
+    k_tokens = check_tokens("k_tokens", k_tokens, weights.shape[2])
+    if ncols is not None:
+        check_int("ncols", ncols)
+    size = check_number("size", size, positive=True)
     cols = len(chosen) if ncols is None else min(ncols, len(chosen))
     rows = -(-len(chosen) // cols)
     grid = np.zeros((rows, cols) + weights.shape[1:])
@@ -155,20 +174,18 @@ def plot_head_lines(
     ``query`` (a position) draws only that query's lines and marks its token, like hovering in bertviz.
     Self-attention only: queries and keys are the same ``tokens``.
     """
-    _check_batch(batch, trace.weights.shape[0])
-    weights = _numpy(trace.weights[batch])
+    weights, _ = _weights(trace, batch)
     if weights.shape[1] != weights.shape[2]:
         raise ValueError(
             f"plot_head_lines draws self-attention (as many queries as keys), got weights {weights.shape[1:]}"
         )
-    heads = _check_heads(heads, weights.shape[0])
-    tokens = _check_tokens("tokens", tokens, weights.shape[1])
+    heads = check_heads(heads, weights.shape[0])
+    tokens = check_tokens("tokens", tokens, weights.shape[1])
     n = len(tokens)
-    bad_query = isinstance(query, bool) or not isinstance(query, (int, np.integer)) or not 0 <= query < n
-    if query is not None and bad_query:
-        raise ValueError(f"query must be None or a position in [0, {n}), got {query!r}")
-    if not 0.0 <= min_weight < 1.0:
-        raise ValueError(f"min_weight must be in [0, 1), got {min_weight}")
+    if query is not None:
+        query = check_index("query", query, n, what=" (a query position, or None for all)")
+    min_weight = check_probability("min_weight", min_weight)
+    size = check_number("size", size, positive=True)
     fig = Figure(figsize=(size * len(heads), 0.35 * n + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(heads)))
     colours = mpl.colormaps["tab10"]
@@ -197,7 +214,9 @@ def plot_positional_curves(
     table: Tensor, columns: Sequence[int] = (6, 7, 8, 9), *, figsize: tuple[float, float] = (6, 2.5)
 ) -> Figure:
     """Selected columns of a ``(positions, d)`` positional table as curves over the position."""
-    data = _numpy(table)
+    data = _table("table", table)
+    columns = [check_index(f"columns[{i}]", c, data.shape[1], what=" (a column of table)")
+               for i, c in enumerate(columns)]
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
     for c in columns:
@@ -213,7 +232,7 @@ def plot_positional_heatmap(
 ) -> Figure:
     """A ``(positions, d)`` positional table as a heatmap: rows are positions, columns encoding dimensions."""
     fig = show_heatmaps(
-        torch.as_tensor(_numpy(table))[None, None], "column (encoding dimension)", "row (position)",
+        torch.as_tensor(_table("table", table))[None, None], "column (encoding dimension)", "row (position)",
         figsize=figsize, cmap=cmap,
     )
     if title:
@@ -226,7 +245,10 @@ def plot_head_table(
     vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1,
 ) -> Figure:
     """A heads-by-scores table (``toy.head_scores``, importance scores) as an annotated heatmap, one row per head."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame (heads x scores), got {type(table).__name__}")
     data = table.to_numpy(dtype=float)
+    check_finite("table", data)
     fig = Figure(figsize=(size * data.shape[1] + 1.6, 0.38 * data.shape[0] + 1.0), layout="constrained")
     ax = fig.subplots()
     image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")

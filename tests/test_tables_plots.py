@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -12,7 +14,14 @@ from torch import nn
 
 from mha_lib import MultiHeadAttention
 from mha_lib.mha import AttentionTrace
-from mha_lib.plots import plot_attention_heads, plot_head_lines, plot_head_table, show_heatmaps
+from mha_lib.plots import (
+    plot_attention_heads,
+    plot_head_lines,
+    plot_head_table,
+    plot_positional_curves,
+    plot_positional_heatmap,
+    show_heatmaps,
+)
 from mha_lib.tables import (
     attention_table,
     concat_table,
@@ -182,3 +191,212 @@ def test_plot_head_table_returns_an_annotated_figure() -> None:
     fig = plot_head_table(table, title="scores")
     assert len(fig.axes) == 2  # the heatmap and its colour bar
     assert [t.get_text() for t in fig.axes[0].texts] == ["0.10", "0.50", "0.90", "0.00"]
+
+
+# --- one vocabulary of errors: TypeError for a wrong type, ValueError for a wrong value, with the fix ---------------
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda tr: attention_table(tr, TOKENS, head=1.0), "head"),
+        (lambda tr: qkv_tables(tr, TOKENS, head=1.0), "head"),
+        (lambda tr: head_context_table(tr, TOKENS, head="1"), "head"),
+        (lambda tr: output_table(tr, TOKENS, batch=0.0), "batch"),
+        (lambda tr: plot_attention_heads(tr, TOKENS, heads=[1.0]), r"heads\[0\]"),
+        (lambda tr: plot_attention_heads(tr, TOKENS, batch=0.0), "batch"),
+        (lambda tr: plot_head_lines(tr, TOKENS, heads=[0, 1.0]), r"heads\[1\]"),
+        (lambda tr: plot_head_lines(tr, TOKENS, query=1.0), "query"),
+        (lambda tr: plot_attention_heads(tr, TOKENS, ncols=1.5), "ncols"),
+        (lambda tr: plot_head_lines(tr, "O gato sobe no tapete"), "tokens"),
+        (lambda tr: plot_head_lines(tr, torch.arange(5)), "tokens"),
+        (lambda tr: vectors_table(tr.concat[0].tolist(), TOKENS), "vectors"),
+        (lambda tr: show_heatmaps(tr.weights.tolist(), "k", "q"), "matrices"),
+        (lambda tr: plot_head_table(tr.weights[0, 0]), "table"),
+    ],
+)
+def test_wrong_types_raise_type_error_naming_them(traced, call, name) -> None:
+    _, _, trace = traced
+    with pytest.raises(TypeError, match=rf"^{name} must"):
+        call(trace)
+
+
+def test_a_float_head_index_is_the_same_type_error_in_tables_and_plots(traced) -> None:
+    _, _, trace = traced
+    with pytest.raises(TypeError, match=r"^head must be an int in \[0, 2\) .*got float 1.0: write head=1$"):
+        attention_table(trace, TOKENS, head=1.0)
+    with pytest.raises(TypeError, match=r"^heads\[0\] must be an int, got float 1.0: write heads=\[1\]$"):
+        plot_attention_heads(trace, TOKENS, heads=[1.0])
+
+
+def test_one_head_instead_of_a_list_gets_the_fix(traced) -> None:
+    _, _, trace = traced
+    for plot in (plot_attention_heads, plot_head_lines):
+        with pytest.raises(TypeError, match=r"^heads must be a list of head indices, got int 1: write heads=\[1\]$"):
+            plot(trace, TOKENS, heads=1)
+
+
+def test_a_negative_head_says_heads_count_from_zero(traced) -> None:
+    _, _, trace = traced
+    with pytest.raises(ValueError, match=r"^head must be in \[0, 2\) .*got -1: count from 0, the last is 1$"):
+        attention_table(trace, TOKENS, head=-1)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda out: attention_table(out, TOKENS),
+        lambda out: qkv_tables(out, TOKENS),
+        lambda out: head_context_table(out, TOKENS),
+        lambda out: concat_table(out, TOKENS),
+        lambda out: output_table(out, TOKENS),
+        lambda out: plot_attention_heads(out, TOKENS),
+        lambda out: plot_head_lines(out, TOKENS),
+    ],
+)
+def test_a_tensor_where_a_trace_goes_says_call_trace(traced, call) -> None:
+    mha, x, _ = traced
+    with torch.no_grad():
+        out = mha(x)  # the output tensor, not a trace: a common slip
+    with pytest.raises(TypeError, match=r"^trace must be an AttentionTrace, got a Tensor of shape \(1, 5, 4\): "
+                                        r"call trace = mha.trace\(x\)"):
+        call(out)
+
+
+# --- NaN and inf: refused with a ValueError that counts them, never drawn as an empty cell -------------------------
+
+
+def _poisoned(trace: AttentionTrace) -> AttentionTrace:
+    weights = trace.weights.clone()
+    weights[0, 0, 1, 0] = math.nan
+    weights[0, 1, 2, 1] = math.inf
+    return dataclasses.replace(trace, weights=weights)
+
+
+@pytest.mark.parametrize(
+    ("call", "name", "nan", "inf"),
+    [
+        (lambda tr: attention_table(tr, TOKENS), "weights", 1, 0),
+        (lambda tr: weights_table(tr.weights[0, 1]), "weights", 0, 1),
+        (lambda tr: vectors_table(torch.full((2, 3), math.nan)), "vectors", 6, 0),
+        (lambda tr: style_weights(weights_table(torch.eye(2)).replace(0.0, math.nan)), "df", 2, 0),
+        (lambda tr: head_summary(tr), r"trace\.weights", 1, 1),
+        (lambda tr: head_summary(tr.weights), "weights", 1, 1),
+        (lambda tr: plot_attention_heads(tr, TOKENS), r"trace\.weights", 1, 1),
+        (lambda tr: plot_head_lines(tr, TOKENS), r"trace\.weights", 1, 1),
+        (lambda tr: show_heatmaps(tr.weights, "k", "q"), "matrices", 1, 1),
+        (lambda tr: plot_head_table(pd.DataFrame({"a": [math.nan, 0.5]})), "table", 1, 0),
+        (lambda tr: plot_positional_curves(torch.full((4, 8), math.inf)), "table", 0, 32),
+        (lambda tr: plot_positional_heatmap(torch.full((4, 8), math.nan)), "table", 32, 0),
+    ],
+)
+def test_non_finite_values_raise_value_error_counting_them(traced, call, name, nan, inf) -> None:
+    _, _, trace = traced
+    with pytest.raises(ValueError, match=rf"^{name} must be finite, got {nan} NaN and {inf} inf of \d+ values"):
+        call(_poisoned(trace))
+
+
+def test_head_summary_of_cross_attention_has_no_diagonal_column() -> None:
+    weights = torch.full((2, 3, 4), 0.25)  # (h, Tq, Tk), Tq != Tk
+    summary = head_summary(weights)
+    assert list(summary.columns) == ["entropy (bits)", "max entropy (bits)", "mean distance"]
+    assert not summary.isna().any().any()
+
+
+# --- token text is HTML-escaped in every styled table --------------------------------------------------------------
+
+ODD_TOKENS = ["<pad>", "<script>alert(1)</script>", "a&b"]
+
+
+def test_styled_table_escapes_token_text() -> None:
+    table = weights_table(torch.full((3, 3), 1 / 3), ODD_TOKENS, ODD_TOKENS)
+    page = style_weights(table, caption="<b>keys</b> & queries").to_html()
+    assert page.count("Q:&lt;pad&gt;") == 1 and page.count("K:&lt;pad&gt;") == 1, "<pad> shows as text"
+    assert "Q:&lt;script&gt;alert(1)&lt;/script&gt;" in page and "K:&lt;script&gt;" in page
+    assert "<script>" not in page and "<pad>" not in page, "no token reaches the page as a tag"
+    assert "Q:a&amp;b" in page and "&lt;b&gt;keys&lt;/b&gt; &amp; queries" in page
+
+
+def test_styled_table_of_a_trace_escapes_padding_tokens(traced) -> None:
+    _, _, trace = traced
+    tokens = ["O", "gato", "<pad>", "<pad>", "<unk>"]
+    page = style_weights(attention_table(trace, tokens), mask=trace.mask[0, 0]).to_html()
+    assert "K:&lt;pad&gt; (2)" in page and "K:&lt;pad&gt; (3)" in page, "repeated tokens stay distinct"
+    assert page.count("Q:&lt;unk&gt;") == 1 and ">K:gato<" in page, "a label said once keeps its text"
+    assert "<pad>" not in page and "<unk>" not in page
+
+
+# --- orientation: heatmap rows are queries, columns keys; the line view is not mirrored ------------------------------
+
+
+@pytest.fixture
+def lopsided() -> AttentionTrace:
+    """A trace with non-symmetric weights: a transposed or mirrored drawing cannot pass for the right one."""
+    torch.manual_seed(3)
+    mha = MultiHeadAttention(4, 4, None, 0.0, 2, causal=False)
+    with torch.no_grad():
+        trace = mha.trace(torch.randn(1, 4, 4) * 3)
+    assert not torch.allclose(trace.weights, trace.weights.transpose(-1, -2), atol=0.05)
+    return trace
+
+
+def test_heatmap_rows_are_queries_and_columns_keys(lopsided) -> None:
+    fig = plot_attention_heads(lopsided, ["a", "b", "c", "d"], ["k0", "k1", "k2", "k3"])
+    for head, ax in enumerate(fig.axes[:2]):
+        image = np.asarray(ax.images[0].get_array())
+        np.testing.assert_allclose(image, lopsided.weights[0, head].double().numpy())
+        for text in ax.texts:  # each annotation sits at (x = key, y = query) and prints weights[query, key]
+            q, k = round(text.get_position()[1]), round(text.get_position()[0])
+            assert text.get_text() == f"{float(lopsided.weights[0, head, q, k]):.2f}"
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["a", "b", "c", "d"], "queries down the side"
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["k0", "k1", "k2", "k3"], "keys across"
+    assert fig.axes[0].get_ylabel() == "queries"
+    assert fig.axes[1].get_xlabel() == "keys"
+
+
+def test_causal_heatmap_is_lower_triangular(traced) -> None:
+    _, _, trace = traced
+    image = np.asarray(plot_attention_heads(trace, TOKENS).axes[0].images[0].get_array())
+    assert np.all(np.triu(image, k=1) == 0) and np.all(np.diag(image) > 0), "query i sees keys j <= i"
+
+
+def test_show_heatmaps_draws_each_matrix_as_given() -> None:
+    matrices = torch.arange(24.0).reshape(1, 2, 3, 4)  # (rows, cols, height 3, width 4)
+    fig = show_heatmaps(matrices, "keys", "queries")
+    for c in range(2):
+        np.testing.assert_array_equal(np.asarray(fig.axes[c].images[0].get_array()), matrices[0, c].numpy())
+
+
+def _drawn_lines(ax) -> dict[tuple[int, int], tuple[float, float]]:
+    """Each line of the line view as (query, key) -> (alpha, width), read from its end points."""
+    drawn = {}
+    for line in ax.lines:
+        (x0, x1), (y0, y1) = line.get_xdata(), line.get_ydata()
+        assert (x0, x1) == (0, 1), "every line runs from the query side (x=0) to the key side (x=1)"
+        drawn[(round(y0), round(y1))] = (line.get_alpha(), line.get_linewidth())
+    return drawn
+
+
+def test_line_view_joins_query_on_the_left_to_key_on_the_right(lopsided) -> None:
+    tokens = ["a", "b", "c", "d"]
+    fig = plot_head_lines(lopsided, tokens, min_weight=0.0)
+    for head, ax in enumerate(fig.axes):
+        w = lopsided.weights[0, head].double()
+        drawn = _drawn_lines(ax)
+        assert set(drawn) == {(q, k) for q in range(4) for k in range(4)}
+        for (q, k), (alpha, width) in drawn.items():
+            assert alpha == pytest.approx(min(1.0, 0.15 + float(w[q, k])))
+            assert width == pytest.approx(0.5 + 4 * float(w[q, k]))
+        left = [t for t in ax.texts if t.get_position()[0] < 0.5]
+        right = [t for t in ax.texts if t.get_position()[0] > 0.5]
+        assert left[-1].get_text() == "queries" and right[-1].get_text() == "keys"
+        assert all(t.get_ha() == "right" for t in left) and all(t.get_ha() == "left" for t in right)
+
+
+def test_line_view_of_one_query_draws_only_its_row(lopsided) -> None:
+    ax = plot_head_lines(lopsided, ["a", "b", "c", "d"], heads=[1], query=2, min_weight=0.1).axes[0]
+    drawn = _drawn_lines(ax)
+    expected = {(2, k) for k in range(4) if float(lopsided.weights[0, 1, 2, k]) >= 0.1}
+    assert set(drawn) == expected and expected
+    bold = [t.get_text() for t in ax.texts if t.get_fontweight() == "bold"]
+    assert bold == ["c"], "the chosen query is marked on the query side"
