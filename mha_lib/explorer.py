@@ -1,11 +1,20 @@
-"""An ipywidgets explorer of attention heads: type a sentence, pick a head, toggle the causal mask.
+"""An ipywidgets explorer of attention heads: type a sentence, pick a layer and a head, toggle the causal mask.
 
-``attention_explorer(mha, embed, sentence)`` returns an ``AttentionExplorer``, an ``ipywidgets.VBox`` with a
-``Text`` (the sentence), a ``Dropdown`` (which head, or all), ``ToggleButtons`` (heatmap or line view), a
-``Checkbox`` (causal) and an ``Output`` that shows the figure. The figure is drawn in the kernel, written as
-a PNG into the ``Output`` widget's state, and never sent as a cell output: executing a notebook that shows
-the explorer leaves one widget output whose text is fixed, so ``pytest --nbval`` sees the same text on
-every run. ``explorer.figure()`` returns the current figure without any display (for tests and scripts).
+``attention_explorer(model, vocab, sentence)`` returns an ``AttentionExplorer``, an ``ipywidgets.VBox`` with a
+``Text`` (description ``"sentence"``, redraws on Enter), a ``Dropdown`` ``"layer"`` (a ``TinyTransformer`` only),
+a ``Dropdown`` ``"head"`` (one head, or all), ``ToggleButtons`` ``"view"`` (heatmap or line view), a
+``Checkbox`` ``"causal"`` and an ``Output`` that shows the figure. ``model`` is either
+
+* a trained ``mha_lib.toy.TinyTransformer``, with ``vocab`` a ``Vocab`` or the list of token names
+  (name ``i`` is token id ``i``, e.g. ``["BOS", "a", "b", ...]``); or
+* one ``MultiHeadAttention`` layer, with ``vocab`` a ``(Vocab, nn.Embedding)`` pair or a function
+  tokens -> ``(1, T, d_in)``.
+
+The figure is drawn in the kernel, written as a PNG into the ``Output`` widget's state (the ``outputs`` trait,
+the same in ipywidgets 7 and 8) and never sent as a cell output: executing a notebook that shows the explorer
+leaves one widget output whose text is fixed, so ``pytest --nbval`` sees the same text on every run. The line
+above the figure is a text stream, never HTML, so a token such as ``<pad>`` or ``<script>`` stays text.
+``explorer.figure()`` returns the current figure without any display (for tests and scripts).
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ import base64
 import io
 import math
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import ipywidgets as widgets
 import torch
@@ -24,10 +33,12 @@ from torch import Tensor, nn
 from mha_lib.mha import AttentionTrace, MultiHeadAttention
 from mha_lib.plots import plot_attention_heads, plot_head_lines
 from mha_lib.tokenize import UNK, Vocab, tokenize
+from mha_lib.toy import TinyTransformer
 
 EmbedFn = Callable[[Sequence[str]], Tensor]
 ALL_HEADS = -1
 VIEWS = ("heatmap", "lines")
+_SHOWN_KNOWN = 24  # how many known tokens an "unknown token" message lists
 
 
 def embedder(vocab: Vocab, embedding: nn.Embedding) -> EmbedFn:
@@ -43,22 +54,51 @@ def embedder(vocab: Vocab, embedding: nn.Embedding) -> EmbedFn:
         )
 
     def embed(tokens: Sequence[str]) -> Tensor:
-        ids = torch.tensor(vocab.encode(list(tokens)), dtype=torch.long)
+        ids = torch.tensor(vocab.encode(list(tokens)), dtype=torch.long, device=embedding.weight.device)
         return embedding(ids)[None]  # (1, T, d_model)
 
     embed.vocab = vocab  # type: ignore[attr-defined]  # lets the explorer name the unknown words
     return embed
 
 
+def _token_vocab(vocab: object) -> Vocab:
+    """A ``Vocab`` from a ``Vocab`` or a list of distinct token names (name ``i`` = id ``i``)."""
+    if isinstance(vocab, Vocab):
+        return vocab
+    if isinstance(vocab, str) or not isinstance(vocab, Sequence):
+        raise TypeError(
+            "vocab must be a mha_lib.tokenize.Vocab or a list of token names (name i = token id i) for a"
+            f" TinyTransformer, got {type(vocab).__name__}"
+        )
+    names = list(vocab)
+    if not all(isinstance(n, str) and n and not n.isspace() and n.split() == [n] for n in names):
+        raise ValueError("vocab must hold non-empty token names without spaces (the sentence is split on spaces)")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"vocab must name every token id once, got repeated names: {', '.join(repeated)}")
+    return Vocab(names)
+
+
 @contextmanager
-def _causal(mha: MultiHeadAttention, causal: bool) -> Iterator[None]:
-    """Run ``mha`` with ``causal`` for the duration of a ``with`` block, then restore its setting."""
-    saved = mha.causal
-    mha.causal = causal
-    try:
+def _causal(layers: Sequence[MultiHeadAttention], causal: bool) -> Iterator[None]:
+    """Run ``layers`` with ``causal`` for the duration of a ``with`` block, then restore their settings."""
+    with ExitStack() as stack:
+        for layer in layers:
+            saved = layer.causal
+            stack.callback(setattr, layer, "causal", saved)
+            layer.causal = causal
         yield
-    finally:
-        mha.causal = saved
+
+
+def _attention_trace(item: object) -> AttentionTrace:
+    """The attention trace of one layer, from what ``TinyTransformer.trace`` returns for it."""
+    if isinstance(item, AttentionTrace):
+        return item
+    for name in ("attention", "attn", "attention_trace"):
+        inner = getattr(item, name, None)
+        if isinstance(inner, AttentionTrace):
+            return inner
+    raise TypeError(f"cannot find the attention trace in a {type(item).__name__}")
 
 
 def _png(fig: Figure) -> str:
@@ -67,105 +107,162 @@ def _png(fig: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _label(token: str) -> str:
+    """A token as matplotlib text: a ``$`` is literal, not the start of a formula."""
+    return token.replace("$", r"\$")
+
+
 class AttentionExplorer(widgets.VBox):
-    """A VBox that redraws one head (or all) of ``mha`` for the sentence typed in ``text``.
+    """A VBox that redraws one head (or all) of one layer of ``model`` for the sentence typed in ``text``.
 
     ``min_weight``: the line view's threshold; ``None`` draws weights above ``1.3 / T`` (a bit over uniform).
     """
 
     def __init__(
         self,
-        mha: MultiHeadAttention,
-        embed: EmbedFn | tuple[Vocab, nn.Embedding],
+        model: MultiHeadAttention | TinyTransformer,
+        vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding],
         sentence: str,
         *,
+        layer: int | None = None,
         head: int = ALL_HEADS,
         causal: bool | None = None,
         view: str = "heatmap",
         lower: bool = False,
         min_weight: float | None = None,
     ) -> None:
-        if not isinstance(mha, MultiHeadAttention):
-            raise TypeError(f"mha must be a mha_lib.MultiHeadAttention, got {type(mha).__name__}")
-        if isinstance(embed, tuple):
-            embed = embedder(*embed)
-        if not callable(embed):
-            raise TypeError(f"embed must be a function tokens -> (1, T, d_model) or a (vocab, embedding) pair, "
-                            f"got {type(embed).__name__}")
+        self.model = model
+        self.embed: EmbedFn | None = None
+        self.vocab: Vocab | None = None
+        if isinstance(model, TinyTransformer):
+            self.vocab = _token_vocab(vocab)
+            if len(self.vocab) > model.vocab_size:
+                raise ValueError(f"vocab names {len(self.vocab)} tokens, more than the model's "
+                                 f"vocab_size={model.vocab_size}")
+            self._layers = [block.attn for block in model.blocks]
+        elif isinstance(model, MultiHeadAttention):
+            if isinstance(vocab, tuple):
+                vocab = embedder(*vocab)
+            if not callable(vocab):
+                raise TypeError("vocab must be a (Vocab, nn.Embedding) pair or a function tokens -> (1, T, d_in)"
+                                f" for a MultiHeadAttention layer, got {type(vocab).__name__}")
+            self.embed = vocab
+            self.vocab = getattr(vocab, "vocab", None)
+            self._layers = [model]
+        else:
+            raise TypeError(f"model must be a mha_lib.MultiHeadAttention or a mha_lib.toy.TinyTransformer, "
+                            f"got {type(model).__name__}")
         if not isinstance(sentence, str):
             raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
-        if isinstance(head, bool) or not isinstance(head, int) or not (head == ALL_HEADS or 0 <= head < mha.num_heads):
-            raise ValueError(f"head must be -1 (all heads) or an int in [0, {mha.num_heads}), got {head!r}")
+        num_layers, num_heads = len(self._layers), self._layers[0].num_heads
+        layer = num_layers - 1 if layer is None else layer
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < num_layers:
+            raise ValueError(f"layer must be an int in [0, {num_layers}) or None (the last), got {layer!r}")
+        if isinstance(head, bool) or not isinstance(head, int) or not (head == ALL_HEADS or 0 <= head < num_heads):
+            raise ValueError(f"head must be -1 (all heads) or an int in [0, {num_heads}), got {head!r}")
         if view not in VIEWS:
             raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
-        self.mha = mha
-        self.embed = embed
         self.lower = lower
         self.min_weight = min_weight
         self.text = widgets.Text(value=sentence, description="sentence", continuous_update=False,
-                                 layout=widgets.Layout(width="32em"))
-        options = [("all heads", ALL_HEADS)] + [(f"head {h}", h) for h in range(mha.num_heads)]
+                                 layout=widgets.Layout(width="36em"))
+        self.layer: widgets.Dropdown | None = None
+        if isinstance(model, TinyTransformer):
+            self.layer = widgets.Dropdown(options=[(f"layer {i}", i) for i in range(num_layers)], value=layer,
+                                          description="layer", layout=widgets.Layout(width="13em"))
+        options = [("all heads", ALL_HEADS)] + [(f"head {h}", h) for h in range(num_heads)]
         self.head = widgets.Dropdown(options=options, value=head, description="head",
                                      layout=widgets.Layout(width="13em"))
-        self.view = widgets.ToggleButtons(options=list(VIEWS), value=view)
-        self.causal = widgets.Checkbox(value=mha.causal if causal is None else bool(causal), description="causal",
-                                       indent=False)
+        self.view = widgets.ToggleButtons(options=list(VIEWS), value=view, description="view")
+        start = self._layers[0].causal if causal is None else bool(causal)
+        self.causal = widgets.Checkbox(value=start, description="causal", indent=False)
         self.output = widgets.Output()
-        super().__init__(children=[self.text, widgets.HBox([self.head, self.view, self.causal]), self.output])
-        for control in (self.text, self.head, self.view, self.causal):
+        controls = [c for c in (self.layer, self.head, self.view, self.causal) if c is not None]
+        super().__init__(children=[self.text, widgets.HBox(controls), self.output])
+        for control in [self.text, *controls]:
             control.observe(self._changed, names="value")
         self.update()
 
     def __repr__(self) -> str:
         # The text/plain of the widget output (ipywidgets cuts it at 110 characters): fixed, short, and
         # readable where widgets do not run (GitHub). It names the explorer and its starting state.
-        sentence = self.text.value if len(self.text.value) <= 44 else self.text.value[:43] + "…"
+        sentence = self.text.value if len(self.text.value) <= 40 else self.text.value[:39] + "…"
         head = "all heads" if self.head.value == ALL_HEADS else f"head {self.head.value}"
-        return f"AttentionExplorer({sentence!r}, {head} of {self.mha.num_heads}, causal={self.causal.value})"
+        layer = "" if self.layer is None else f"layer {self.layer.value}, "
+        num_heads = self._layers[0].num_heads
+        return f"AttentionExplorer({sentence!r}, {layer}{head} of {num_heads}, causal={self.causal.value})"
 
     def tokens(self) -> list[str]:
         """The typed sentence, split into tokens."""
         return tokenize(self.text.value, lower=self.lower)
 
+    def unknown(self) -> list[str]:
+        """The typed tokens the vocabulary does not know, each once, in order."""
+        if self.vocab is None:
+            return []
+        return list(dict.fromkeys(t for t in self.tokens() if t not in self.vocab))
+
+    def _known(self) -> str:
+        assert self.vocab is not None
+        names = [t for t in self.vocab.idx_to_token if t != UNK]
+        more = f" … ({len(names)} in all)" if len(names) > _SHOWN_KNOWN else ""
+        return " ".join(names[:_SHOWN_KNOWN]) + more
+
     def trace(self) -> AttentionTrace:
-        """Trace ``mha`` on the typed sentence with the chosen causal setting (no gradients)."""
+        """Trace the chosen layer on the typed sentence with the chosen causal setting (no gradients)."""
         tokens = self.tokens()
         if not tokens:
             raise ValueError("sentence must hold at least one token, got an empty sentence")
-        limit = self.mha.context_length
+        limit = self._layers[0].context_length
         if limit is not None and len(tokens) > limit:
-            raise ValueError(f"sentence has {len(tokens)} tokens, more than the layer's context_length={limit}")
-        with torch.no_grad(), _causal(self.mha, self.causal.value):
+            raise ValueError(f"sentence has {len(tokens)} tokens, more than the model's context_length={limit}")
+        unknown = self.unknown()
+        if unknown and self.vocab is not None and (self.vocab.unk_id is None or len(unknown) == len(set(tokens))):
+            what = "is" if len(unknown) == 1 else "are"
+            why = "" if self.vocab.unk_id is None else f" (all would be the same {UNK} vector: a flat picture)"
+            raise ValueError(f"sentence: {', '.join(unknown)} {what} not in the vocabulary{why}; "
+                             f"type tokens separated by spaces from: {self._known()}")
+        with torch.no_grad(), _causal(self._layers, self.causal.value):
+            if isinstance(self.model, TinyTransformer):
+                device = next(self.model.parameters()).device
+                ids = torch.tensor([self.vocab.encode(tokens)], dtype=torch.long, device=device)  # type: ignore[union-attr]
+                return _attention_trace(self.model.trace(ids)[self._layer()])
+            assert self.embed is not None
             x = self.embed(tokens)
             if not isinstance(x, Tensor) or x.dim() == 2:
                 x = torch.as_tensor(x)[None]
-            if x.shape != (1, len(tokens), self.mha.d_in):
+            if x.shape != (1, len(tokens), self.model.d_in):
                 raise ValueError(
-                    f"embed must return shape (1, {len(tokens)}, {self.mha.d_in}) (1, tokens, d_in) "
+                    f"embed must return shape (1, {len(tokens)}, {self.model.d_in}) (1, tokens, d_in) "
                     f"for {len(tokens)} tokens, got {tuple(x.shape)}"
                 )
-            return self.mha.trace(x)
+            return self.model.trace(x)
+
+    def _layer(self) -> int:
+        return 0 if self.layer is None else self.layer.value
 
     def figure(self) -> Figure:
-        """The figure for the current sentence, head, view and causal setting (nothing is displayed)."""
+        """The figure for the current sentence, layer, head, view and causal setting (nothing is displayed)."""
         trace = self.trace()
-        tokens = self.tokens()
+        tokens = [_label(t) for t in self.tokens()]
         heads = None if self.head.value == ALL_HEADS else [self.head.value]
         if self.view.value == "lines":
             # By default draw only weights clearly above the uniform 1/T; below that every head is a solid block.
             min_weight = max(0.05, 1.3 / len(tokens)) if self.min_weight is None else self.min_weight
-            return plot_head_lines(trace, tokens, heads=heads, min_weight=min(min_weight, 0.99),
-                                   size=2.4 if heads is None else 3.2)
-        ncols = math.ceil(math.sqrt(trace.num_heads)) if heads is None else 1  # 4 heads: a 2 x 2 grid
-        return plot_attention_heads(trace, tokens, heads=heads, ncols=ncols, annotate=len(tokens) <= 8,
-                                    size=3.2 if heads is None else 4.0)
+            fig = plot_head_lines(trace, tokens, heads=heads, min_weight=min(min_weight, 0.99),
+                                  size=2.4 if heads is None else 3.2)
+        else:
+            ncols = math.ceil(math.sqrt(trace.num_heads)) if heads is None else 1  # 4 heads: a 2 x 2 grid
+            fig = plot_attention_heads(trace, tokens, heads=heads, ncols=ncols, annotate=len(tokens) <= 8,
+                                       size=3.2 if heads is None else 4.0)
+        if self.layer is not None:
+            fig.suptitle(f"layer {self._layer()}")
+        return fig
 
     def message(self) -> str:
         """A line about the sentence: how many tokens, and which ones the vocabulary does not know."""
-        tokens = self.tokens()
-        vocab = getattr(self.embed, "vocab", None)
-        unknown = [t for t in tokens if vocab is not None and t not in vocab]
-        text = f"{len(tokens)} tokens"
+        unknown = self.unknown()
+        text = f"{len(self.tokens())} tokens"
         if unknown:
             text += f"; not in the vocabulary, embedded as {UNK}: {', '.join(unknown)}"
         return text
@@ -188,21 +285,23 @@ class AttentionExplorer(widgets.VBox):
 
 
 def attention_explorer(
-    mha: MultiHeadAttention,
-    embed: EmbedFn | tuple[Vocab, nn.Embedding],
+    model: MultiHeadAttention | TinyTransformer,
+    vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding],
     sentence: str,
     *,
+    layer: int | None = None,
     head: int = ALL_HEADS,
     causal: bool | None = None,
     view: str = "heatmap",
     lower: bool = False,
     min_weight: float | None = None,
 ) -> AttentionExplorer:
-    """An ``ipywidgets.VBox`` to explore ``mha``'s heads on any sentence; ``embed``: tokens -> ``(1, T, d_in)``.
+    """An ``ipywidgets.VBox`` to explore the heads of ``model`` on any sentence typed as space-separated tokens.
 
-    ``embed`` is a function or a ``(vocab, embedding)`` pair; ``head=-1`` shows every head; ``causal=None``
-    starts from ``mha.causal``. The layer's own ``causal`` setting is restored after every redraw.
+    ``model`` is a ``TinyTransformer`` (``vocab``: a ``Vocab`` or the token names, name ``i`` = id ``i``;
+    ``layer`` starts on the last layer by default) or a ``MultiHeadAttention`` layer (``vocab``: a
+    ``(Vocab, nn.Embedding)`` pair or a function tokens -> ``(1, T, d_in)``). ``head=-1`` shows every head;
+    ``causal=None`` starts from the model's setting, which is restored after every redraw.
     """
-    return AttentionExplorer(
-        mha, embed, sentence, head=head, causal=causal, view=view, lower=lower, min_weight=min_weight
-    )
+    return AttentionExplorer(model, vocab, sentence, layer=layer, head=head, causal=causal, view=view,
+                             lower=lower, min_weight=min_weight)
