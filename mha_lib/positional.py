@@ -1,11 +1,16 @@
-"""Positional information: the sinusoidal table, learned positions and rotary embeddings (RoPE)."""
+"""Positional information: the sinusoidal table, learned positions and rotary embeddings (RoPE).
+
+Bad input follows ``mha_lib._validate``: ``TypeError`` for a wrong type, ``ValueError`` for a wrong value, each
+naming the argument. Inputs may hold any float values: positions are added or rotated in, nothing is checked for
+NaN here (the tables and figures that show results refuse non-finite values).
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
 
-from mha_lib._validate import _shape, check_int, check_last_dim, check_probability, check_tensor
+from mha_lib._validate import _shape, check_int, check_last_dim, check_number, check_probability, check_tensor
 
 
 def _check_even(name: str, value: int) -> int:
@@ -13,20 +18,6 @@ def _check_even(name: str, value: int) -> int:
     if value % 2:
         raise ValueError(f"{name} must be even (dimensions come in sin/cos pairs), got {value}")
     return value
-
-
-def _check_base(base: object) -> float:
-    if isinstance(base, bool) or not isinstance(base, (int, float)):
-        raise TypeError(f"base must be a number, got {type(base).__name__}")
-    if not float(base) > 0.0:
-        raise ValueError(f"base must be positive, got {base!r}")
-    return float(base)
-
-
-def _check_offset(offset: object) -> int:
-    if isinstance(offset, bool) or not isinstance(offset, int):
-        raise TypeError(f"offset must be an int (the position of the first token), got {type(offset).__name__}")
-    return offset
 
 
 def _frequencies(dim: int, base: float) -> Tensor:
@@ -43,7 +34,7 @@ def sinusoidal_table(
     """
     check_int("max_len", max_len)
     _check_even("d_model", d_model)
-    base = _check_base(base)
+    base = check_number("base", base, positive=True)
     position = torch.arange(max_len, dtype=dtype)[:, None]
     angle = position / torch.pow(base, torch.arange(0, d_model, 2, dtype=dtype) / d_model)  # (max_len, d/2)
     table = torch.zeros(max_len, d_model, dtype=dtype)
@@ -60,10 +51,9 @@ def offset_rotation(
     Each ``2 x 2`` block rotates one ``(sin, cos)`` pair by the angle ``offset * base^(-2i/d)``; ``M``
     depends on the offset only, never on ``p``.
     """
-    if isinstance(offset, bool) or not isinstance(offset, (int, float)):
-        raise TypeError(f"offset must be a number of positions, got {type(offset).__name__}")
+    offset = check_number("offset", offset)
     _check_even("d_model", d_model)
-    freqs = _frequencies(d_model, _check_base(base))
+    freqs = _frequencies(d_model, check_number("base", base, positive=True))
     cos, sin = torch.cos(offset * freqs), torch.sin(offset * freqs)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
     idx = torch.arange(0, d_model, 2)
@@ -124,8 +114,8 @@ def rope_angles(num_positions: int, dim: int, *, offset: int = 0, base: float = 
     """``(T, dim/2)`` float64: angle ``(offset + p) * base^(-2i/dim)`` for position ``p`` and pair ``i``."""
     check_int("num_positions", num_positions)
     _check_even("dim", dim)
-    freqs = _frequencies(dim, _check_base(base))
-    offset = _check_offset(offset)
+    freqs = _frequencies(dim, check_number("base", base, positive=True))
+    offset = check_int("offset", offset, minimum=None)  # the position of the first token
     positions = torch.arange(offset, offset + num_positions, dtype=torch.float64)
     return positions[:, None] * freqs[None, :]
 
@@ -153,7 +143,7 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, head_dim: int, *, base: float = 10000.0) -> None:
         super().__init__()
         self.head_dim = _check_even("head_dim", head_dim)
-        self.base = _check_base(base)
+        self.base = check_number("base", base, positive=True)
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, base={self.base:g}"

@@ -1,4 +1,9 @@
-"""From text to token ids: whitespace tokens, a vocabulary, padded batches and a tiny byte-pair encoding."""
+"""From text to token ids: whitespace tokens, a vocabulary, padded batches and a tiny byte-pair encoding.
+
+Bad input follows ``mha_lib._validate``: a wrong type (a str where a list of tokens goes, a float id) is a
+``TypeError``, a wrong value (an id out of range, an empty word) a ``ValueError``; an unknown token without
+``<unk>`` raises ``UnknownTokenError``, a ``ValueError`` (and ``KeyError``) that names the token and the fix.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from collections.abc import Iterable, Sequence
 
 import torch
 from torch import Tensor
+
+from mha_lib._validate import check_index, check_int, check_list, check_str
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -20,10 +27,13 @@ class UnknownTokenError(KeyError, ValueError):
         return str(self.args[0])
 
 
+def _describe(x: Tensor) -> str:
+    return f"a {x.dtype} Tensor of shape {tuple(x.shape)}"
+
+
 def tokenize(text: str, *, lower: bool = False) -> list[str]:
     """Split ``text`` on whitespace: ``"O gato sobe"`` -> ``["O", "gato", "sobe"]``."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    text = check_str("text", text)
     return (text.lower() if lower else text).split()
 
 
@@ -43,16 +53,13 @@ class Vocab:
         unk: bool = False,
         min_freq: int = 1,
     ) -> None:
-        if isinstance(tokens, str):
-            raise TypeError("tokens must be a list of tokens or of token lists, got a str: call tokenize() first")
-        if isinstance(min_freq, bool) or not isinstance(min_freq, int) or min_freq < 1:
-            raise ValueError(f"min_freq must be an int >= 1, got {min_freq!r}")
+        check_int("min_freq", min_freq)
         flat: list[str] = []
-        for item in tokens:
-            for t in [item] if isinstance(item, str) or not isinstance(item, Iterable) else item:
-                if not isinstance(t, str):
-                    raise TypeError(f"tokens must be strings, got {type(t).__name__} {t!r}")
-                flat.append(t)
+        for i, item in enumerate(check_list("tokens", tokens, "tokens or of token lists")):
+            if isinstance(item, str) or not isinstance(item, Iterable):
+                flat.append(check_str(f"tokens[{i}]", item))
+            else:
+                flat.extend(check_str(f"tokens[{i}][{j}]", t) for j, t in enumerate(item))
         counts = Counter(flat)
         self.idx_to_token: list[str] = ([PAD] if pad else []) + ([UNK] if unk else [])
         seen = set(self.idx_to_token)
@@ -94,35 +101,34 @@ class Vocab:
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
         """Tokens -> ids."""
-        if isinstance(tokens, str):
-            raise TypeError("tokens must be a list of str, got a str: call tokenize() first")
-        return [self[t] for t in tokens]
+        return [self[check_str(f"tokens[{i}]", t)] for i, t in enumerate(check_list("tokens", tokens))]
 
     def decode(self, ids: Iterable[int] | Tensor) -> list[str]:
         """Ids -> tokens."""
-        values = ids.tolist() if isinstance(ids, Tensor) else list(ids)
-        out = []
-        for i in values:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self):
-                raise ValueError(f"ids must be ints in [0, {len(self)}), got {i!r}")
-            out.append(self.idx_to_token[i])
-        return out
+        if isinstance(ids, Tensor):
+            if ids.is_floating_point() or ids.dim() > 1:
+                raise TypeError(f"ids must be a list or 1-D tensor of int ids, got {_describe(ids)}")
+            ids = ids.tolist()
+        values = check_list("ids", ids, "int ids")
+        what = f" (the vocabulary has {len(self)} tokens)"
+        return [self.idx_to_token[check_index(f"ids[{n}]", i, len(self), what=what)] for n, i in enumerate(values)]
 
 
 def pad_batch(sequences: Sequence[Sequence[int]], *, pad_id: int, max_len: int | None = None) -> tuple[Tensor, Tensor]:
     """Right-pad id lists into ``ids`` ``(B, T)`` int64 and ``valid_lens`` ``(B,)``, the true lengths."""
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id must be an int, got {type(pad_id).__name__}")
-    if max_len is not None and (isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0):
-        raise ValueError(f"max_len must be None or an int >= 0, got {max_len!r}")
-    if isinstance(sequences, (str, Tensor)) or len(sequences) == 0:
-        got = "an empty list" if not isinstance(sequences, (str, Tensor)) else type(sequences).__name__
-        raise ValueError(f"sequences must be a non-empty list of id lists, got {got}")
-    rows = [seq.tolist() if isinstance(seq, Tensor) else list(seq) for seq in sequences]
+    check_int("pad_id", pad_id, minimum=0)
+    if max_len is not None:
+        check_int("max_len", max_len, minimum=0)
+    if isinstance(sequences, Tensor):
+        raise TypeError(f"sequences must be a list of id lists, got {_describe(sequences)}: it is already a batch")
+    sequences = check_list("sequences", sequences, "id lists")
+    if not sequences:
+        raise ValueError("sequences must be a non-empty list of id lists, got an empty list")
+    rows = [seq.tolist() if isinstance(seq, Tensor) else check_list(f"sequences[{r}]", seq, "ids")
+            for r, seq in enumerate(sequences)]
     for row, seq in enumerate(rows):
-        for i in seq:
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"sequences[{row}] must hold int ids, got {type(i).__name__} {i!r}")
+        for col, i in enumerate(seq):
+            check_int(f"sequences[{row}][{col}]", i, minimum=0)
     lengths = [len(s) for s in rows]
     width = max(lengths) if max_len is None else max_len
     longest = max(range(len(rows)), key=lengths.__getitem__)
@@ -160,14 +166,10 @@ def learn_bpe(words: Iterable[str], num_merges: int) -> list[tuple[str, str]]:
     Each step merges the most frequent adjacent pair; ties go to the pair seen first, so the result
     is deterministic.
     """
-    if isinstance(words, str):
-        raise TypeError("words must be a list of words, got a str: call tokenize() first")
-    if isinstance(num_merges, bool) or not isinstance(num_merges, int) or num_merges < 0:
-        raise ValueError(f"num_merges must be an int >= 0, got {num_merges!r}")
-    words = list(words)
-    for w in words:
-        if not isinstance(w, str) or not w:
-            raise ValueError(f"words must be non-empty strings, got {w!r}")
+    words = check_list("words", words, "words")
+    check_int("num_merges", num_merges, minimum=0)
+    for n, w in enumerate(words):
+        check_str(f"words[{n}]", w, nonempty=True)
     corpus = Counter(tuple(w) + (END_OF_WORD,) for w in words)
     merges: list[tuple[str, str]] = []
     for _ in range(num_merges):
@@ -185,8 +187,7 @@ def learn_bpe(words: Iterable[str], num_merges: int) -> list[tuple[str, str]]:
 
 def apply_bpe(word: str, merges: Sequence[tuple[str, str]]) -> list[str]:
     """Split one ``word`` into subwords by replaying ``merges`` in order; the last one ends with ``</w>``."""
-    if not isinstance(word, str) or not word:
-        raise ValueError(f"word must be a non-empty str, got {word!r}")
+    check_str("word", word, nonempty=True)
     symbols = tuple(word) + (END_OF_WORD,)
     for pair in merges:
         symbols = _merge_pair(symbols, pair)

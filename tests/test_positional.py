@@ -93,14 +93,19 @@ def test_positional_encoding_adds_the_table_and_keeps_dtype() -> None:
 
 
 def test_positional_encoding_dropout_only_in_training() -> None:
-    pe = PositionalEncoding(16, 0.5)
-    X = torch.zeros(4, 10, 16)
+    p = 0.25  # not 0.5, where the right scale 1 / (1 - p) and a wrong 1 / p would agree
+    pe = PositionalEncoding(16, p)
+    X = torch.full((8, 50, 16), 3.0)  # X + P lies in [2, 4]: a zero in the output can only come from dropout
+    clean = X + sinusoidal_table(50, 16)
+    assert (clean != 0).all()
     pe.train()
     torch.manual_seed(0)
-    dropped = pe(X)
-    assert (dropped == 0).any()
+    out = pe(X)
+    dropped = out == 0
+    assert abs(float(dropped.float().mean()) - p) < 0.02, "about a share p of the entries is zeroed"
+    torch.testing.assert_close(out[~dropped], clean[~dropped] / (1 - p))  # survivors are scaled by 1 / (1 - p)
     pe.eval()
-    assert torch.equal(pe(X), sinusoidal_table(10, 16).expand(4, 10, 16))
+    assert torch.equal(pe(X), clean), "no dropout in eval mode"
 
 
 def test_positional_encoding_table_is_not_in_the_state_dict() -> None:
@@ -279,6 +284,9 @@ def test_errors_name_the_argument(call, name: str) -> None:
     ("call", "name"),
     [
         (lambda: sinusoidal_table(10.0, 8), "max_len"),
+        (lambda: sinusoidal_table(10, 8, base="1e4"), "base"),
+        (lambda: rope_angles(4, 8, offset=1.0), "offset"),
+        (lambda: offset_rotation("1", 8), "offset"),
         (lambda: PositionalEncoding(8, 0.0)(torch.zeros(1, 3, 8, dtype=torch.long)), "X"),
         (lambda: apply_rope(torch.zeros(1, 3, 8), offset=1.5), "offset"),
         (lambda: RotaryEmbedding(8)([0.0] * 8, torch.zeros(1, 3, 8)), "q"),
@@ -290,6 +298,8 @@ def test_type_errors_name_the_argument(call, name: str) -> None:
 
 
 def test_error_messages_say_what_came() -> None:
+    with pytest.raises(TypeError, match=r"^max_len must be an int, got float 10.0: write max_len=10$"):
+        sinusoidal_table(10.0, 8)
     with pytest.raises(ValueError, match=r"X has 6 tokens, more than max_len=5"):
         LearnedPositionalEmbedding(5, 4)(torch.zeros(1, 6, 4))
     with pytest.raises(ValueError, match=r"got 7"):

@@ -104,33 +104,52 @@ def test_repeated_special_tokens_are_not_duplicated() -> None:
     assert vocab.idx_to_token == [PAD, UNK, "a", "b"]
 
 
-@pytest.mark.parametrize("min_freq", [0, -1, 1.5, True])
+@pytest.mark.parametrize("min_freq", [0, -1])
 def test_bad_min_freq(min_freq: object) -> None:
-    with pytest.raises(ValueError, match="min_freq"):
+    with pytest.raises(ValueError, match=rf"^min_freq must be >= 1, got {min_freq}$"):
+        Vocab(["a"], min_freq=min_freq)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("min_freq", "got"), [(1.5, "float 1.5"), (True, "bool True"), (2.0, "float 2.0: write min_freq=2")]
+)
+def test_min_freq_of_the_wrong_type(min_freq: object, got: str) -> None:
+    with pytest.raises(TypeError, match=rf"^min_freq must be an int, got {got}$"):
         Vocab(["a"], min_freq=min_freq)  # type: ignore[arg-type]
 
 
 def test_vocab_rejects_a_string() -> None:
-    with pytest.raises(TypeError, match="call tokenize"):
+    with pytest.raises(TypeError, match=r"^tokens must be a list of .* got a str: split it first, e.g. mha_lib"):
         Vocab(SENTENCE)
 
 
 def test_vocab_rejects_non_string_tokens() -> None:
-    with pytest.raises(TypeError, match="tokens must be strings, got int 3"):
+    with pytest.raises(TypeError, match=r"^tokens\[1\] must be a str, got int 3$"):
         Vocab(["a", 3])  # type: ignore[list-item]
-    with pytest.raises(TypeError, match="tokens must be strings, got int 3"):
+    with pytest.raises(TypeError, match=r"^tokens\[0\]\[1\] must be a str, got int 3$"):
         Vocab([["a", 3]])  # type: ignore[list-item]
 
 
 def test_encode_rejects_a_string() -> None:
-    with pytest.raises(TypeError, match="call tokenize"):
+    with pytest.raises(TypeError, match=r"^tokens must be a list of tokens, got a str: split it first"):
         Vocab(["a"]).encode("a")
+    with pytest.raises(TypeError, match=r"^tokens\[1\] must be a str, got int 0$"):
+        Vocab(["a"]).encode(["a", 0])  # type: ignore[list-item]
 
 
-@pytest.mark.parametrize("bad_id", [5, -1, 1.0, True, "1"])
-def test_decode_rejects_bad_ids(bad_id: object) -> None:
-    with pytest.raises(ValueError, match=r"ids must be ints in \[0, 5\)"):
+@pytest.mark.parametrize("bad_id", [5, -1])
+def test_decode_rejects_ids_out_of_range(bad_id: object) -> None:
+    expected = rf"^ids\[1\] must be in \[0, 5\) \(the vocabulary has 5 tokens\), got {bad_id}: count from 0"
+    with pytest.raises(ValueError, match=expected):
         Vocab(tokenize(SENTENCE)).decode([0, bad_id])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(("bad_id", "got"), [(1.0, "float 1.0"), (True, "bool True"), ("1", "str '1'")])
+def test_decode_rejects_ids_that_are_not_ints(bad_id: object, got: str) -> None:
+    with pytest.raises(TypeError, match=rf"^ids\[1\] must be an int in \[0, 5\) .*got {got}$"):
+        Vocab(tokenize(SENTENCE)).decode([0, bad_id])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^ids must be a list or 1-D tensor of int ids, got a torch.float32 Tensor"):
+        Vocab(tokenize(SENTENCE)).decode(torch.zeros(3))
 
 
 def test_repr() -> None:
@@ -194,7 +213,7 @@ def test_pad_batch_rejects_an_empty_batch() -> None:
 
 
 def test_pad_batch_rejects_a_tensor_batch() -> None:
-    with pytest.raises(ValueError, match="sequences must be a non-empty list of id lists, got Tensor"):
+    with pytest.raises(TypeError, match=r"^sequences must be a list of id lists, got a torch.int64 Tensor .* a batch"):
         pad_batch(torch.zeros(2, 3, dtype=torch.long), pad_id=0)  # type: ignore[arg-type]
 
 
@@ -203,21 +222,27 @@ def test_pad_batch_rejects_a_sequence_longer_than_max_len() -> None:
         pad_batch([[1], [1, 2, 3]], pad_id=0, max_len=2)
 
 
-@pytest.mark.parametrize("max_len", [-1, 2.0, True])
-def test_pad_batch_rejects_a_bad_max_len(max_len: object) -> None:
-    with pytest.raises(ValueError, match="max_len must be None or an int >= 0"):
-        pad_batch([[1]], pad_id=0, max_len=max_len)  # type: ignore[arg-type]
+def test_pad_batch_rejects_a_bad_max_len() -> None:
+    with pytest.raises(ValueError, match=r"^max_len must be >= 0, got -1$"):
+        pad_batch([[1]], pad_id=0, max_len=-1)
+    for max_len in (2.0, True):
+        with pytest.raises(TypeError, match="^max_len must be an int"):
+            pad_batch([[1]], pad_id=0, max_len=max_len)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("pad_id", [0.0, None, False])
 def test_pad_batch_rejects_a_bad_pad_id(pad_id: object) -> None:
-    with pytest.raises(TypeError, match="pad_id must be an int"):
+    with pytest.raises(TypeError, match="^pad_id must be an int"):
         pad_batch([[1]], pad_id=pad_id)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^pad_id must be >= 0, got -1"):
+        pad_batch([[1]], pad_id=-1)
 
 
 def test_pad_batch_rejects_non_integer_ids() -> None:
-    with pytest.raises(TypeError, match=r"sequences\[1\] must hold int ids, got float 2.5"):
+    with pytest.raises(TypeError, match=r"^sequences\[1\]\[0\] must be an int, got float 2.5$"):
         pad_batch([[1], [2.5]], pad_id=0)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"^sequences\[0\] must be a list of ids, got int 3$"):
+        pad_batch([3], pad_id=0)  # type: ignore[list-item]
 
 
 def test_encode_batch_pads_sentences() -> None:
@@ -284,23 +309,42 @@ def test_apply_bpe_keeps_the_characters(words: list[str], word: str, num_merges:
     assert pieces[-1].endswith(END_OF_WORD)
 
 
-@pytest.mark.parametrize("num_merges", [-1, 1.5, True])
-def test_learn_bpe_rejects_a_bad_num_merges(num_merges: object) -> None:
-    with pytest.raises(ValueError, match="num_merges must be an int >= 0"):
-        learn_bpe(["a"], num_merges)  # type: ignore[arg-type]
+def test_learn_bpe_rejects_a_bad_num_merges() -> None:
+    with pytest.raises(ValueError, match="^num_merges must be >= 0, got -1$"):
+        learn_bpe(["a"], -1)
+    for num_merges in (1.5, True):
+        with pytest.raises(TypeError, match="^num_merges must be an int"):
+            learn_bpe(["a"], num_merges)  # type: ignore[arg-type]
 
 
 def test_learn_bpe_rejects_a_string() -> None:
-    with pytest.raises(TypeError, match="words must be a list of words, got a str"):
+    with pytest.raises(TypeError, match="^words must be a list of words, got a str: split it first"):
         learn_bpe("the cat", 2)
 
 
 def test_learn_bpe_rejects_empty_words() -> None:
-    with pytest.raises(ValueError, match="words must be non-empty strings, got ''"):
+    with pytest.raises(ValueError, match=r"^words\[1\] must be a non-empty str, got ''$"):
         learn_bpe(["a", ""], 2)
+    with pytest.raises(TypeError, match=r"^words\[0\] must be a str, got int 3$"):
+        learn_bpe([3], 2)  # type: ignore[list-item]
 
 
-@pytest.mark.parametrize("word", ["", None, ["a"]])
-def test_apply_bpe_rejects_a_bad_word(word: object) -> None:
-    with pytest.raises(ValueError, match="word must be a non-empty str"):
-        apply_bpe(word, [])  # type: ignore[arg-type]
+def test_apply_bpe_rejects_a_bad_word() -> None:
+    with pytest.raises(ValueError, match="^word must be a non-empty str, got ''$"):
+        apply_bpe("", [])
+    for word in (None, ["a"]):
+        with pytest.raises(TypeError, match="^word must be a str, got"):
+            apply_bpe(word, [])  # type: ignore[arg-type]
+
+
+def test_apply_bpe_replays_merges_in_the_order_learned() -> None:
+    # "bc" first takes the b, so ("a", "b") finds no pair left: in the other order "ab" would form instead
+    assert apply_bpe("abc", [("b", "c"), ("a", "b")]) == ["a", "bc", END_OF_WORD]
+    assert apply_bpe("abc", [("a", "b"), ("b", "c")]) == ["ab", "c", END_OF_WORD]
+    merges = learn_bpe(BPE_WORDS, 20)
+    assert apply_bpe("climbs", merges) == ["climbs" + END_OF_WORD]
+
+
+def test_learn_bpe_merges_the_most_frequent_pair_at_each_step() -> None:
+    # counts: ("a", "b") 3 times, ("c", "d") twice; after "ab" forms, ("ab", "</w>") is seen 3 times
+    assert learn_bpe(["ab", "ab", "ab", "cd", "cd"], 3) == [("a", "b"), ("ab", END_OF_WORD), ("c", "d")]
