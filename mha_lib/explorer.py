@@ -30,6 +30,7 @@ import torch
 from matplotlib.figure import Figure
 from torch import Tensor, nn
 
+from mha_lib._validate import check_choice, check_index, check_probability, check_str
 from mha_lib.mha import AttentionTrace, MultiHeadAttention
 from mha_lib.plots import plot_attention_heads, plot_head_lines
 from mha_lib.tokenize import UNK, Vocab, tokenize
@@ -152,16 +153,14 @@ class AttentionExplorer(widgets.VBox):
         else:
             raise TypeError(f"model must be a mha_lib.MultiHeadAttention or a mha_lib.toy.TinyTransformer, "
                             f"got {type(model).__name__}")
-        if not isinstance(sentence, str):
-            raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+        check_str("sentence", sentence)
         num_layers, num_heads = len(self._layers), self._layers[0].num_heads
-        layer = num_layers - 1 if layer is None else layer
-        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < num_layers:
-            raise ValueError(f"layer must be an int in [0, {num_layers}) or None (the last), got {layer!r}")
-        if isinstance(head, bool) or not isinstance(head, int) or not (head == ALL_HEADS or 0 <= head < num_heads):
-            raise ValueError(f"head must be -1 (all heads) or an int in [0, {num_heads}), got {head!r}")
-        if view not in VIEWS:
-            raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
+        layer = num_layers - 1 if layer is None else check_index("layer", layer, num_layers, what=" (None = the last)")
+        if head != ALL_HEADS or isinstance(head, bool):
+            head = check_index("head", head, num_heads, what=" (or -1 for all heads)")
+        check_choice("view", view, VIEWS)
+        if min_weight is not None:
+            min_weight = check_probability("min_weight", min_weight)
         self.lower = lower
         self.min_weight = min_weight
         self.text = widgets.Text(value=sentence, description="sentence", continuous_update=False,

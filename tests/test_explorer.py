@@ -152,6 +152,10 @@ class TestLayer:
             attention_explorer(nn.Linear(3, 4), embed, "O gato")
         with pytest.raises(TypeError, match="^sentence"):
             attention_explorer(layer, embed, ["O", "gato"])
+        with pytest.raises(TypeError, match="^head"):
+            attention_explorer(layer, embed, "O gato", head=1.0)
+        with pytest.raises(ValueError, match="^min_weight"):
+            attention_explorer(layer, embed, "O gato", min_weight=2.0)
 
 
 class TestTinyTransformer:
