@@ -8,18 +8,23 @@ from mha_lib.attention import (
     tiled_attention,
     valid_lens_mask,
 )
-from mha_lib.heads import merge_heads, split_heads, transpose_output, transpose_qkv
-from mha_lib.mha import AttentionTrace, MultiHeadAttention
+from mha_lib.heads import head_index, head_label, merge_heads, split_heads, transpose_output, transpose_qkv
+from mha_lib.mha import AttentionTrace, HeadHook, MultiHeadAttention, gate_heads, on_head
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdditiveAttention",
     "AttentionTrace",
+    "HeadHook",
     "MultiHeadAttention",
     "causal_mask",
+    "gate_heads",
+    "head_index",
+    "head_label",
     "masked_softmax",
     "merge_heads",
+    "on_head",
     "scaled_dot_product_attention",
     "split_heads",
     "tiled_attention",

@@ -30,7 +30,7 @@ def _got(value: object) -> str:
 
 def _int_hint(name: str, value: object) -> str:
     """``: write n=2`` when ``value`` is a whole float such as ``2.0``."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and name.isidentifier():
         return f": write {name}={int(value)}"
     return ""
 
@@ -137,12 +137,43 @@ def check_trace(value: object, name: str = "trace") -> object:
 
 def check_finite(name: str, x: Tensor | np.ndarray) -> None:
     """Refuse NaN and inf: ``ValueError`` saying how many of each ``x`` holds, never a silent NaN in a figure."""
+    if isinstance(x, Tensor) and bool(torch.isfinite(x).all()):  # one cheap pass on x's own device
+        return
     values = x.detach().cpu().double().numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=float)
     nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
     if nan or inf:
         raise ValueError(
             f"{name} must be finite, got {nan} NaN and {inf} inf of {values.size} values: "
             "look upstream for an overflow (e.g. float16 scores) or a division by zero"
+        )
+
+
+def check_device(name: str, device: object) -> torch.device | None:
+    """Return ``device`` as a ``torch.device`` (None stays None); a CUDA device without a GPU is refused."""
+    if device is None:
+        return None
+    if not isinstance(device, (str, torch.device, int)) or isinstance(device, bool):
+        raise TypeError(f"{name} must be a str such as 'cpu' or 'cuda', or a torch.device, got {_got(device)}")
+    try:
+        device = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"{name} must name a device such as 'cpu' or 'cuda', got {device!r}") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"{name}={str(device)!r} but this machine has no CUDA GPU (torch.cuda.is_available() is False):"
+            " use device='cpu', or on Colab choose Runtime > Change runtime type > a GPU"
+        )
+    if device.type == "cuda" and device.index is not None and device.index >= torch.cuda.device_count():
+        raise ValueError(f"{name}={str(device)!r} but this machine has {torch.cuda.device_count()} CUDA GPU(s)")
+    return device
+
+
+def check_same_device(name: str, x: Tensor, device: torch.device, holder: str = "model") -> None:
+    """Refuse a tensor ``x`` that is not on ``device``, where the weights of ``holder`` ("model", "layer") are."""
+    if x.device != device:
+        raise ValueError(
+            f"{name} is on device {x.device} but the {holder}'s weights are on {device}:"
+            f" move it with {name}.to('{device}'), or the {holder} with {holder}.to('{x.device}')"
         )
 
 

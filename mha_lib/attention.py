@@ -60,14 +60,14 @@ def build_mask(
     """
     mask: Tensor | None = None
     if valid_lens is not None:
-        lens = check_valid_lens(valid_lens, batch, num_queries, num_keys)
+        lens = check_valid_lens(valid_lens, batch, num_queries, num_keys).to(device)  # masks follow the inputs
         if lens.dim() == 1:
             # Every query of a sequence sees the same keys: one row (B, ..., 1, Tk) that broadcasts over
             # queries, so no (Tq, Tk) mask is built, read or kept.
             row = torch.arange(num_keys, device=lens.device)[None, :] < lens[:, None]  # (B, Tk)
-            mask = row.to(device).view(batch, *([1] * (ndim - 2)), num_keys)
+            mask = row.view(batch, *([1] * (ndim - 2)), num_keys)
         else:
-            mask = valid_lens_mask(lens, num_queries, num_keys).to(device)
+            mask = valid_lens_mask(lens, num_queries, num_keys)
             mask = mask.view(batch, *([1] * (ndim - 3)), num_queries, num_keys)
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
@@ -80,6 +80,7 @@ def build_mask(
                 f"attn_mask must broadcast to (..., {num_queries}, {num_keys}) (queries, keys), "
                 f"got {_shape(attn_mask)}"
             ) from None
+        attn_mask = attn_mask.to(device)
         mask = attn_mask if mask is None else mask & attn_mask
     if causal:
         tri = causal_mask(num_queries, num_keys, device=device)
@@ -87,7 +88,7 @@ def build_mask(
     return mask
 
 
-def _masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
+def masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Softmax over the last axis of ``scores``, with exactly 0 where ``mask`` is False."""
     if mask is None:
         return torch.softmax(scores, dim=-1)
@@ -112,40 +113,7 @@ def masked_softmax(scores: Tensor, valid_lens: Tensor | None = None, *, mask: Te
         batch=batch, num_queries=tq, num_keys=tk, ndim=scores.dim(),
         valid_lens=valid_lens, attn_mask=mask, device=scores.device,
     )
-    return _masked_weights(scores, combined)
-
-
-def attend(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Tensor | None,
-    *,
-    dropout_p: float = 0.0,
-    is_causal: bool = False,
-    fused: bool = False,
-) -> tuple[Tensor, Tensor | None, Tensor | None]:
-    """The attention kernel behind every public entry point; returns ``(output, scores, weights)``.
-
-    ``q``: ``(..., Tq, d)``, ``k``: ``(..., Tk, d)``, ``v``: ``(..., Tk, dv)``, ``mask``: bool, True = may attend.
-    ``fused=True`` calls ``F.scaled_dot_product_attention`` and never stores the ``(Tq, Tk)`` table, so
-    ``scores`` and ``weights`` come back as None. ``is_causal`` adds the causal mask on top of ``mask``.
-    The explicit path returns ``scores`` (scaled, before masking) and ``weights`` (before dropout).
-    """
-    if fused:
-        if is_causal and mask is not None:
-            mask = mask & causal_mask(q.shape[-2], k.shape[-2], device=q.device)
-            is_causal = False
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=is_causal)
-        return out, None, None
-    if is_causal:
-        tri = causal_mask(q.shape[-2], k.shape[-2], device=q.device)
-        mask = tri if mask is None else mask & tri
-    # Scaling the (T, d) queries costs less than scaling the (T, T) scores.
-    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
-    weights = _masked_weights(scores, mask)
-    used = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
-    return used @ v, scores, weights
+    return masked_weights(scores, combined)
 
 
 def scaled_dot_product_attention(
@@ -185,9 +153,10 @@ def scaled_dot_product_attention(
         batch=q.shape[0], num_queries=q.shape[-2], num_keys=k.shape[-2], ndim=q.dim(),
         valid_lens=valid_lens, attn_mask=attn_mask, causal=causal, device=q.device,
     )
-    out, _, weights = attend(q, k, v, mask, dropout_p=dropout_p)
-    assert weights is not None
-    return out, weights
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)  # (..., Tq, Tk)
+    weights = masked_weights(scores, mask)  # (..., Tq, Tk)
+    used = F.dropout(weights, p=dropout_p) if dropout_p > 0 else weights
+    return used @ v, weights
 
 
 def tiled_attention(

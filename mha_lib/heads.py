@@ -6,10 +6,14 @@ Two equivalent layouts are used in the literature:
   (*LLMs from Scratch*, PyTorch's ``F.scaled_dot_product_attention``);
 * ``transpose_qkv`` / ``transpose_output`` fold heads into the batch, ``(B*h, T, d/h)``
   (d2l.ai), so that 3-D batched matrix products treat each head as one more sequence.
+
+The heads of a model are named by ``(layer, head)`` tuples (``head_index``); ``head_label`` gives the
+display label ``"L0H1"``, for printing only.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 from torch import Tensor
 
 from mha_lib._validate import check_int, check_tensor
@@ -53,3 +57,18 @@ def transpose_output(x: Tensor, num_heads: int) -> Tensor:
     if x.shape[0] % num_heads:
         raise ValueError(f"the first dimension of x ({x.shape[0]}) must be divisible by num_heads ({num_heads})")
     return merge_heads(x.reshape(-1, num_heads, x.shape[1], x.shape[2]))
+
+
+# ------------------------------------------------------------------------------ naming the heads of a model
+
+
+def head_label(layer: int, head: int) -> str:
+    """``"L{layer}H{head}"``: a head's display label, for printing only (name heads by ``(layer, head)`` in code)."""
+    return f"L{check_int('layer', layer, minimum=0)}H{check_int('head', head, minimum=0)}"
+
+
+def head_index(num_layers: int, num_heads: int) -> pd.MultiIndex:
+    """Every head of a model as a ``pd.MultiIndex`` of ``(layer, head)`` tuples named ``("layer", "head")``."""
+    check_int("num_layers", num_layers)
+    check_int("num_heads", num_heads)
+    return pd.MultiIndex.from_product([range(num_layers), range(num_heads)], names=["layer", "head"])

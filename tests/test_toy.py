@@ -91,7 +91,7 @@ def test_model_shapes_and_seeded_init_leave_the_global_rng_alone() -> None:
     assert a(tokens).shape == (3, 10, 12)
     torch.testing.assert_close(a(tokens), b(tokens), rtol=0, atol=0)
     traces = a.trace(tokens)
-    assert len(traces) == 2 and traces[0].weights.shape == (3, 2, 10, 10)
+    assert len(traces) == 2 and traces[0].attn.weights.shape == (3, 2, 10, 10)
     assert a.attention(tokens).shape == (2, 3, 2, 10, 10)
 
 
@@ -102,7 +102,8 @@ def test_gates_of_one_leave_the_model_unchanged(kwargs: dict) -> None:
     model = _model(**kwargs)
     tokens = toy.reverse_task(4, 10, 12, seed=0).inputs
     assert torch.equal(model(tokens, head_gates=torch.ones(2, 2)), model(tokens))
-    assert torch.equal(model.trace(tokens)[1].output, model.trace(tokens, head_gates=torch.ones(2, 2))[1].output)
+    ones = torch.ones(2, 2)
+    assert torch.equal(model.trace(tokens)[1].attn.output, model.trace(tokens, head_gates=ones)[1].attn.output)
 
 
 def test_a_gate_of_zero_removes_the_head_exactly() -> None:
@@ -221,7 +222,7 @@ def test_head_scores_table() -> None:
     model = _model()
     batch = toy.induction_task(4, 10, 12, max_period=5, seed=0)
     table = toy.head_scores(model, batch)
-    assert list(table.index) == ["L0H0", "L0H1", "L1H0", "L1H1"]
+    assert list(table.index) == [(0, 0), (0, 1), (1, 0), (1, 1)] and table.index.names == ["layer", "head"]
     assert list(table.columns) == ["previous token", "induction", "mirror", "BOS"]
     assert ((table >= 0) & (table <= 1 + 1e-9)).all().all()
 
@@ -275,11 +276,14 @@ def test_prune_heads_removes_every_head_once(by: str) -> None:
     batch = toy.induction_task(4, 10, 12, max_period=5, seed=0)
     curve = toy.prune_heads(model, batch, by=by)
     assert list(curve.index) == [0, 1, 2, 3, 4]
-    assert sorted(curve["removed head"].iloc[1:]) == ["L0H0", "L0H1", "L1H0", "L1H1"]
+    assert list(curve.columns) == ["layer", "head", "loss"]
+    assert curve[["layer", "head"]].iloc[0].isna().all(), "row 0: nothing removed yet"
+    removed = [(int(layer), int(head)) for layer, head in curve[["layer", "head"]].iloc[1:].itertuples(index=False)]
+    assert sorted(removed) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     with torch.no_grad():
         full = float(toy.task_loss(model, batch, scored=True))
         none = float(toy.task_loss(model, batch, scored=True, head_gates=torch.zeros(2, 2)))
     assert curve["loss"].iloc[0] == pytest.approx(full) and curve["loss"].iloc[-1] == pytest.approx(none)
     if by == "ablation":
-        first = toy.ablation_scores(model, batch).flatten().argmin()
-        assert curve["removed head"].iloc[1] == toy.head_labels(2, 2)[int(first)]
+        first = toy.head_table({"dL": toy.ablation_scores(model, batch)})["dL"].idxmin()  # (layer, head)
+        assert removed[0] == first
