@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from mha_lib._validate import check_device
 from mha_lib.mha import MultiHeadAttention
 
 
@@ -89,20 +90,26 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
 
 
 def torch_mha_masks(
-    batch: int, num_queries: int, num_keys: int, num_heads: int, *, valid_lens: Tensor | None = None, causal: bool
+    batch: int, num_queries: int, num_keys: int, num_heads: int, *, valid_lens: Tensor | None = None, causal: bool,
+    device: torch.device | str | None = None,
 ) -> tuple[Tensor | None, Tensor | None]:
     """``(key_padding_mask, attn_mask)`` for ``nn.MultiheadAttention``, whose masks are True = **blocked**.
 
     ``valid_lens`` ``(B,)`` becomes ``key_padding_mask`` ``(B, Tk)``; ``(B, Tq)`` and ``causal`` become a
-    3-D ``attn_mask`` ``(B*h, Tq, Tk)``.
+    3-D ``attn_mask`` ``(B*h, Tq, Tk)``. The masks are built on ``device``, the inputs' device (default:
+    ``valid_lens``'s device, else the CPU).
     """
     from mha_lib.attention import build_mask
 
+    device = check_device("device", device)
+    if device is None:
+        device = valid_lens.device if isinstance(valid_lens, Tensor) else torch.device("cpu")
     if valid_lens is not None and valid_lens.dim() == 1 and not causal:
-        keys = torch.arange(num_keys, device=valid_lens.device)
-        return keys[None, :] >= valid_lens[:, None], None
+        keys = torch.arange(num_keys, device=device)
+        return keys[None, :] >= valid_lens.to(device)[:, None], None
     allowed = build_mask(
-        batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=3, valid_lens=valid_lens, causal=causal
+        batch=batch, num_queries=num_queries, num_keys=num_keys, ndim=3, valid_lens=valid_lens, causal=causal,
+        device=device,
     )
     if allowed is None:
         return None, None
