@@ -7,13 +7,15 @@ d_model 768, 12 heads, causal, float32, dropout 0, timed forward and forward+bac
     python benchmarks/mha_benchmark.py --quick          # small shapes, seconds (what the tests run)
     python benchmarks/mha_benchmark.py --csv r.csv --json r.json
     python benchmarks/mha_benchmark.py --sweep-only --sweep-csv sweep.csv   # time and memory against T
+    python benchmarks/mha_benchmark.py --device cuda --dtype bfloat16        # a GPU; also float16, float64
 
 Every implementation below is a few lines of our own code, built from the weights of one
 ``mha_lib.MultiHeadAttention``, so all of them compute the same function; ``check_agreement`` asserts
 it on one input before anything is timed. Timings are interleaved (one run of each implementation per
 round) and each ratio to the minimal SDPA module is the median of the per-round ratios, so that a
 machine busy with other work slows every implementation alike; the ratio of the best (minimum) times
-is given beside it, since other work can only make a run slower.
+is given beside it, since other work can only make a run slower. Every measurement (timer, saved-for-backward
+bytes, table bytes, slopes, peak memory) comes from ``mha_lib.measure``, as in the notebooks.
 """
 
 from __future__ import annotations
@@ -23,14 +25,10 @@ import copy
 import csv
 import datetime
 import json
-import math
 import os
 import platform
-import resource
-import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,6 +38,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from mha_lib import MultiHeadAttention
+from mha_lib.measure import (
+    loglog_slope,
+    peak_memory_bytes,
+    saved_for_backward_bytes,
+    summarize_times,
+    table_bytes,
+    time_rounds,
+)
 from mha_lib.reference import to_torch_mha
 
 REFERENCE = {"batch": 8, "tokens": 1024, "d_model": 768, "heads": 12}
@@ -47,6 +53,9 @@ QUICK = {"batch": 2, "tokens": 64, "d_model": 64, "heads": 4}
 SWEEP_TOKENS = (128, 256, 512, 1024, 2048)
 QUICK_SWEEP_TOKENS = (32, 64, 128)
 BASELINE = "minimal SDPA"
+DTYPES = ("float32", "float64", "bfloat16", "float16")
+TOLERANCE = {"float64": 1e-9, "float32": 1e-4, "float16": 5e-3, "bfloat16": 3e-2}  # atol = rtol, vs minimal SDPA
+PASSES = ("forward", "forward+backward")
 
 
 def _linear(weight: Tensor, bias: Tensor | None = None) -> nn.Linear:
@@ -238,7 +247,7 @@ class Config:
 
 @dataclass
 class Row:
-    """The timings of one implementation in one pass (``forward`` or ``forward+backward``)."""
+    """The timings (and optionally the peak memory) of one implementation in one pass."""
 
     implementation: str
     pass_: str
@@ -247,6 +256,7 @@ class Row:
     max_ms: float
     ratio_to_sdpa: float
     best_ratio_to_sdpa: float = float("nan")
+    peak_mib: float | None = None
     times_ms: list[float] = field(repr=False, default_factory=list)
 
 
@@ -260,22 +270,36 @@ def build(config: Config) -> tuple[dict[str, nn.Module], Tensor]:
     return modules, x
 
 
+def unsupported(modules: dict[str, nn.Module], x: Tensor) -> dict[str, str]:
+    """The implementations that cannot run this dtype on this device (e.g. float16 on some CPU builds), and why.
+
+    Each one runs forward and forward+backward once on the first 8 tokens; a ``RuntimeError`` marks it.
+    """
+    short = x[:, : min(8, x.shape[1])]
+    failed = {}
+    for name, module in modules.items():
+        try:
+            with torch.no_grad():
+                module.eval()(short)
+            _forward_backward(module.train(), short)()
+        except RuntimeError as error:
+            failed[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+        finally:
+            module.zero_grad(set_to_none=True)
+    return failed
+
+
 def check_agreement(modules: dict[str, nn.Module], x: Tensor) -> float:
     """Assert that every implementation gives the same output; return the largest absolute difference."""
     with torch.no_grad():
         outputs = {name: module.eval()(x) for name, module in modules.items()}
     expected = outputs[BASELINE]
-    tol = {"atol": 1e-4, "rtol": 1e-4} if x.dtype == torch.float32 else {"atol": 1e-9, "rtol": 1e-9}
+    tol = TOLERANCE[str(x.dtype).removeprefix("torch.")]
     worst = 0.0
     for name, out in outputs.items():
-        torch.testing.assert_close(out, expected, **tol, msg=lambda m, name=name: f"{name} differs: {m}")
+        torch.testing.assert_close(out, expected, atol=tol, rtol=tol, msg=lambda m, name=name: f"{name} differs: {m}")
         worst = max(worst, (out - expected).abs().max().item())
     return worst
-
-
-def _sync(device: str) -> None:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
 
 
 def _forward(module: nn.Module, x: Tensor) -> Callable[[], None]:
@@ -297,32 +321,33 @@ def _forward_backward(module: nn.Module, x: Tensor) -> Callable[[], None]:
     return run
 
 
-def time_passes(modules: dict[str, nn.Module], x: Tensor, config: Config, passes: tuple[str, ...]) -> list[Row]:
-    """Warm up, then time ``repeats`` interleaved rounds of every implementation; one ``Row`` per pair."""
+def _runner(module: nn.Module, x: Tensor, pass_: str) -> Callable[[], None]:
+    """A function of no argument running one pass: ``forward`` (eval, no grad) or ``forward+backward`` (train)."""
+    training = pass_ == "forward+backward"
+    return (_forward_backward if training else _forward)(module.train(training), x)
+
+
+def time_passes(modules: dict[str, nn.Module], x: Tensor, config: Config, passes: tuple[str, ...] = PASSES,
+                *, memory: bool = False) -> list[Row]:
+    """Warm up, then time ``repeats`` interleaved rounds of every implementation; one ``Row`` per pair.
+
+    With ``memory``, also the peak memory of one call of each (``peak_extra_bytes``).
+    """
     rows = []
     for pass_ in passes:
-        training = pass_ == "forward+backward"
-        make = _forward_backward if training else _forward
-        runs = {name: make(module.train(training), x) for name, module in modules.items()}
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        for round_ in range(config.warmup + config.repeats):
-            for name, run in runs.items():
-                _sync(config.device)
-                start = time.perf_counter()
-                run()
-                _sync(config.device)
-                if round_ >= config.warmup:
-                    times[name].append(time.perf_counter() - start)
-        base = times[BASELINE]
+        runs = {name: _runner(module, x, pass_) for name, module in modules.items()}
+        times = time_rounds(runs, rounds=config.repeats, warmup=config.warmup, device=config.device)
+        table = summarize_times(times, BASELINE)
         for name, ts in times.items():
-            ratio = statistics.median(t / b for t, b in zip(ts, base))
-            ms = [1000 * t for t in ts]
-            rows.append(Row(name, pass_, statistics.median(ms), min(ms), max(ms), ratio, min(ts) / min(base), ms))
+            r = table.loc[name]
+            peak = round(peak_extra_bytes("impl", name, pass_, config) / 2**20, 1) if memory else None
+            rows.append(Row(name, pass_, float(r["median ms"]), float(r["best ms"]), float(r["max ms"]),
+                            float(r["ratio"]), float(r["best ratio"]), peak, list(ts)))
     return rows
 
 
-def machine() -> dict[str, str]:
-    """What produced the numbers: CPU model and cores, or the GPU, and the software versions."""
+def machine(device: str = "cpu") -> dict[str, str]:
+    """What produced the numbers: CPU model and cores, the GPU when one is used, and the software versions."""
     info = {"torch": torch.__version__, "python": platform.python_version(), "threads": str(torch.get_num_threads())}
     cpu = platform.processor() or platform.machine()
     try:
@@ -336,150 +361,112 @@ def machine() -> dict[str, str]:
     info["cpu_cores"] = str(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()
+        info["cuda"] = str(torch.version.cuda)
+    info["device"] = device
     info["date"] = datetime.date.today().isoformat()
     return info
 
 
 def format_table(rows: list[Row]) -> str:
-    """A fixed-width text table: one line per implementation and pass."""
+    """A fixed-width text table: one line per implementation and pass (peak MiB when measured)."""
+    memory = any(r.peak_mib is not None for r in rows)
     lines = [f"{'implementation':<24}{'pass':<18}{'median ms':>11}{'min ms':>10}{'max ms':>10}{'x SDPA':>9}"
-             f"{'best x SDPA':>13}"]
+             f"{'best x SDPA':>13}" + (f"{'peak MiB':>10}" if memory else "")]
     for r in rows:
         lines.append(
             f"{r.implementation:<24}{r.pass_:<18}{r.median_ms:>11.1f}{r.min_ms:>10.1f}{r.max_ms:>10.1f}"
-            f"{r.ratio_to_sdpa:>9.2f}{r.best_ratio_to_sdpa:>13.2f}"
+            f"{r.ratio_to_sdpa:>9.2f}{r.best_ratio_to_sdpa:>13.2f}" + (f"{r.peak_mib!s:>10}" if memory else "")
         )
     return "\n".join(lines)
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
-    """One line per implementation and pass: times in ms and the ratios to minimal SDPA."""
+    """One line per implementation and pass: times in ms, the ratios to minimal SDPA, peak MiB (empty if not run)."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["implementation", "pass", "median_ms", "min_ms", "max_ms", "ratio_to_sdpa",
-                         "best_ratio_to_sdpa"])
+                         "best_ratio_to_sdpa", "peak_mib"])
         for r in rows:
             writer.writerow([r.implementation, r.pass_, f"{r.median_ms:.2f}", f"{r.min_ms:.2f}", f"{r.max_ms:.2f}",
-                             f"{r.ratio_to_sdpa:.3f}", f"{r.best_ratio_to_sdpa:.3f}"])
+                             f"{r.ratio_to_sdpa:.3f}", f"{r.best_ratio_to_sdpa:.3f}",
+                             "" if r.peak_mib is None else f"{r.peak_mib:.1f}"])
 
 
 def write_json(rows: list[Row], config: Config, path: Path, extra: dict | None = None) -> None:
     """The rows with every single time, the configuration and the machine."""
-    data = {"config": asdict(config), "machine": machine(), "rows": [asdict(r) for r in rows]}
+    data = {"config": asdict(config), "machine": machine(config.device), "rows": [asdict(r) for r in rows]}
     data.update(extra or {})
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-# ---------------------------------------------------------------- the sweep over sequence length
+# ---------------------------------------------------------------- peak memory, in a fresh process on a CPU
 
 
-def attention_table_bytes(batch: int, heads: int, tokens: int, element_size: int = 4) -> int:
-    """Bytes of one ``(B, h, T, T)`` attention table: the quantity that grows as ``T^2``."""
-    return batch * heads * tokens * tokens * element_size
-
-
-def saved_for_backward_bytes(module: nn.Module, x: Tensor) -> int:
-    """Bytes of the distinct tensors autograd keeps from the forward pass for the backward pass.
-
-    Measured with ``torch.autograd.graph.saved_tensors_hooks``: the memory a training step must hold
-    between forward and backward. Parameters and the input itself are not counted.
-    """
-    seen: dict[tuple[int, int], int] = {}
-    skip = {p.untyped_storage().data_ptr() for p in module.parameters()} | {x.untyped_storage().data_ptr()}
-
-    def pack(t: Tensor) -> Tensor:
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in skip:
-            seen[(storage.data_ptr(), storage.nbytes())] = storage.nbytes()
-        return t
-
-    x = x.detach().requires_grad_(True)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = module(x)
-    del out
-    return sum(seen.values())
-
-
-def peak_memory_bytes(kind: str, batch: int, tokens: int, d_model: int, heads: int, device: str) -> int:
-    """Peak memory of one forward+backward above what the model and input already use.
-
-    CUDA: ``torch.cuda.max_memory_allocated``. CPU: the rise of the peak resident set size (``VmHWM``
-    in ``/proc/self/status``, reset first through ``/proc/self/clear_refs``), in a fresh Python process
-    so that memory kept from earlier runs does not hide it. (``ru_maxrss`` is not used where /proc exists:
-    a child started by ``subprocess`` inherits its parent's peak in it.)
-    """
-    if device.startswith("cuda"):
-        module, x = _sweep_model(kind, batch, tokens, d_model, heads, device)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        start = torch.cuda.memory_allocated()
-        _forward_backward(module, x)()
-        torch.cuda.synchronize()
-        return torch.cuda.max_memory_allocated() - start
-    cmd = [sys.executable, __file__, "--rss-child", kind, str(batch), str(tokens), str(d_model), str(heads)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return int(out.strip().splitlines()[-1])
-
-
-def _sweep_model(kind: str, batch: int, tokens: int, d_model: int, heads: int, device: str) -> tuple[nn.Module, Tensor]:
+def _sweep_model(kind: str, config: Config) -> tuple[nn.Module, Tensor]:
+    """``mha_lib.MultiHeadAttention`` on its explicit (``kind="explicit"``) or fused path, and an input."""
     torch.manual_seed(0)
-    mha = MultiHeadAttention(d_model, d_model, tokens, 0.0, heads, causal=True).to(device)
+    mha = MultiHeadAttention(config.d_model, config.d_model, config.tokens, 0.0, config.heads, causal=True)
+    mha = mha.to(device=config.device, dtype=config.torch_dtype)
     mha.fused = kind == "fused"
-    return mha, torch.randn(batch, tokens, d_model, device=device)
+    x = torch.randn(config.batch, config.tokens, config.d_model, device=config.device, dtype=config.torch_dtype)
+    return mha, x
 
 
-def _status_kib(field_name: str) -> int | None:
-    """A ``VmHWM``/``VmRSS`` line of ``/proc/self/status`` in KiB (None where there is no /proc)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field_name + ":"):
-                return int(line.split()[1])
-    except OSError:
-        return None
-    return None
+def _one_module(what: str, name: str, config: Config) -> tuple[nn.Module, Tensor]:
+    """One sweep path (``what="sweep"``, ``name`` explicit/fused) or one benchmark implementation (``"impl"``)."""
+    if what == "sweep":
+        return _sweep_model(name, config)
+    modules, x = build(config)
+    return modules[name], x
 
 
-def _rss_child(kind: str, batch: int, tokens: int, d_model: int, heads: int) -> None:
-    module, x = _sweep_model(kind, batch, tokens, d_model, heads, "cpu")
-    _forward_backward(module, x[:, :8])()  # load the kernels and allocate the gradients first
-    try:  # Linux: reset the peak-RSS mark (VmHWM) to the current RSS
-        Path("/proc/self/clear_refs").write_text("5")
-        before = _status_kib("VmRSS")
-    except OSError:
-        before = _status_kib("VmHWM")
-    _forward_backward(module, x)()
-    after = _status_kib("VmHWM")
-    if before is None or after is None:  # no /proc: ru_maxrss (KiB on Linux; can include the parent's peak)
-        before, after = 0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print((after - before) * 1024)
+def peak_extra_bytes(what: str, name: str, pass_: str, config: Config) -> int:
+    """Peak memory of one call above what the model and input already use (``mha_lib.measure.peak_memory_bytes``).
+
+    CUDA: measured here. CPU: in a fresh Python process, after a warm-up call on 8 tokens, so that memory kept from
+    earlier runs does not hide it (the peak resident set size, ``VmHWM``, Linux only; -1 where it cannot be read).
+    """
+    if config.device.startswith("cuda"):
+        module, x = _one_module(what, name, config)
+        _runner(module, x[:, :8], pass_)()
+        return peak_memory_bytes(_runner(module, x, pass_), config.device)
+    job = json.dumps({"what": what, "name": name, "pass": pass_, "config": asdict(config)})
+    out = subprocess.run([sys.executable, __file__, "--peak-child", job], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def _peak_child(job: str) -> None:
+    spec = json.loads(job)
+    config = Config(**spec["config"])
+    module, x = _one_module(spec["what"], spec["name"], config)
+    _runner(module, x[:, :8], spec["pass"])()  # load the kernels and allocate the gradients first
+    peak = peak_memory_bytes(_runner(module, x, spec["pass"]), config.device)
+    print(-1 if peak is None else peak)
+
+
+# ---------------------------------------------------------------- the sweep over sequence length
 
 
 def sweep(config: Config, tokens: tuple[int, ...], *, rss: bool = True) -> list[dict]:
     """Time (forward+backward) and memory of the explicit and fused paths of ``mha_lib`` against ``T``."""
     rows = []
     for t in tokens:
-        for kind in ("explicit", "fused"):
-            module, x = _sweep_model(kind, config.batch, t, config.d_model, config.heads, config.device)
-            run = _forward_backward(module, x)
-            for _ in range(config.warmup):
-                run()
-            times = []
-            for _ in range(config.repeats):
-                _sync(config.device)
-                start = time.perf_counter()
-                run()
-                _sync(config.device)
-                times.append(1000 * (time.perf_counter() - start))
+        at_t = Config(**{**asdict(config), "tokens": t})
+        models = {kind: _sweep_model(kind, at_t) for kind in ("explicit", "fused")}
+        runs = {kind: _forward_backward(module, x) for kind, (module, x) in models.items()}
+        times = time_rounds(runs, rounds=config.repeats, warmup=config.warmup, device=config.device)
+        medians = summarize_times(times)["median ms"]
+        for kind, (module, x) in models.items():
             row = {
-                "tokens": t, "path": kind, "median_ms": round(statistics.median(times), 2),
+                "tokens": t, "path": kind, "median_ms": round(float(medians[kind]), 2),
                 "saved_for_backward_mib": round(saved_for_backward_bytes(module, x) / 2**20, 3),
-                "attention_table_mib": round(attention_table_bytes(config.batch, config.heads, t) / 2**20, 3),
+                "attention_table_mib": round(table_bytes(config.batch, config.heads, t,
+                                                         dtype=config.torch_dtype) / 2**20, 3),
             }
             if rss:
-                peak = peak_memory_bytes(kind, config.batch, t, config.d_model, config.heads, config.device)
-                row["peak_extra_mib"] = round(peak / 2**20, 1)
+                row["peak_extra_mib"] = round(peak_extra_bytes("sweep", kind, "forward+backward", at_t) / 2**20, 1)
             rows.append(row)
-            del module, x, run
+        del models, runs
     return rows
 
 
@@ -489,13 +476,6 @@ def format_sweep(rows: list[dict]) -> str:
     lines = ["".join(f"{k:>24}" for k in keys)]
     lines += ["".join(f"{r[k]!s:>24}" for k in keys) for r in rows]
     return "\n".join(lines)
-
-
-def loglog_slope(xs: list[float], ys: list[float]) -> float:
-    """The least-squares slope of ``log y`` against ``log x``: 2 for quadratic growth, 1 for linear."""
-    lx, ly = [math.log(v) for v in xs], [math.log(v) for v in ys]
-    mx, my = statistics.fmean(lx), statistics.fmean(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
 def write_sweep_csv(rows: list[dict], path: Path) -> None:
@@ -508,11 +488,18 @@ def write_sweep_csv(rows: list[dict], path: Path) -> None:
 # ---------------------------------------------------------------- command line
 
 
-def run(config: Config, passes: tuple[str, ...] = ("forward", "forward+backward")) -> list[Row]:
-    """Build, check agreement, time: the whole benchmark for one configuration."""
+def run(config: Config, passes: tuple[str, ...] = PASSES, *, memory: bool = False) -> list[Row]:
+    """Build, drop what this dtype/device cannot run (with a message), check agreement, time."""
     modules, x = build(config)
+    failed = unsupported(modules, x)
+    for name, why in failed.items():
+        print(f"# skipped: {name} does not run in {config.dtype} on {config.device} ({why})")
+    if BASELINE in failed:
+        raise SystemExit(f"the baseline ({BASELINE}) does not run in {config.dtype} on {config.device}: "
+                         "try --dtype float32, or a GPU for float16/bfloat16")
+    modules = {name: module for name, module in modules.items() if name not in failed}
     check_agreement(modules, x)
-    return time_passes(modules, x, config, passes)
+    return time_passes(modules, x, config, passes, memory=memory)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -522,22 +509,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int)
     parser.add_argument("--d-model", type=int)
     parser.add_argument("--heads", type=int)
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
+                        help="cpu or cuda (default: cuda when available)")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeats", type=int, help="timed rounds (default: 5, or 20 with --quick)")
+    parser.add_argument("--memory", action=argparse.BooleanOptionalAction, default=None,
+                        help="peak memory of every implementation and pass (default: on for cuda; on a CPU one "
+                             "fresh process per measurement)")
     parser.add_argument("--csv", type=Path, help="write the table as CSV")
     parser.add_argument("--json", type=Path, help="write the table, every time, the config and the machine as JSON")
     parser.add_argument("--sweep", action="store_true", help="also sweep T for the explicit and fused paths")
     parser.add_argument("--sweep-only", action="store_true", help="only the sweep")
     parser.add_argument("--sweep-csv", type=Path, help="write the sweep as CSV")
-    parser.add_argument("--no-rss", action="store_true", help="sweep without the per-point peak-memory subprocess")
-    parser.add_argument("--rss-child", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--no-rss", action="store_true", help="sweep without the per-point peak-memory measurement")
+    parser.add_argument("--peak-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.rss_child:
-        kind, *sizes = args.rss_child
-        _rss_child(kind, *map(int, sizes))
+    if args.peak_child:
+        _peak_child(args.peak_child)
         return 0
+    device = args.device.split(":")[0]
+    if device not in ("cpu", "cuda"):
+        parser.error(f"--device must be cpu or cuda, got {args.device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: CUDA is not available here (torch {torch.__version__}); use cpu")
     shape = dict(QUICK if args.quick else REFERENCE)
     for key in shape:
         value = getattr(args, key.replace("-", "_"))
@@ -545,14 +540,15 @@ def main(argv: list[str] | None = None) -> int:
             shape[key] = value
     repeats = args.repeats if args.repeats is not None else (20 if args.quick else 5)
     config = Config(**shape, dtype=args.dtype, device=args.device, warmup=args.warmup, repeats=repeats)
-    info = machine()
+    memory = args.memory if args.memory is not None else device == "cuda"
+    info = machine(config.device)
     print(f"# {info['cpu']} ({info['cpu_cores']} cores){' | ' + info['gpu'] if 'gpu' in info else ''}"
           f" | torch {info['torch']} | {info['date']}")
     print(f"# B={config.batch} T={config.tokens} d_model={config.d_model} h={config.heads} {config.dtype}"
           f" {config.device}, causal, dropout 0; median of {config.repeats} rounds after {config.warmup} warm-up")
     if not args.sweep_only:
         load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        rows = run(config)
+        rows = run(config, memory=memory)
         load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(format_table(rows))
         # Load above the core count means other processes competed for the CPU during the run.
