@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from matplotlib.colors import ListedColormap
+from drawing import arrow, cells
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Patch
+from matplotlib.patches import Patch
 
 TOKENS = ["O", "gato", "sobe", "no", "tapete"]
 ALLOWED = "#3182bd"
@@ -14,18 +14,17 @@ BLOCKED = "#f0f0f0"
 def _grid(ax, may_attend: list[list[bool]], shown: list[list[bool]], title: str, subtitle: str) -> None:
     """Colour by ``may_attend`` (the meaning) and write ``shown`` (the stored boolean) in each cell."""
     n = len(may_attend)
-    ax.imshow([[1.0 if v else 0.0 for v in row] for row in may_attend], cmap=ListedColormap([BLOCKED, ALLOWED]),
-              vmin=0, vmax=1)
-    for i in range(n):
-        for j in range(n):
-            ax.text(j, i, "T" if shown[i][j] else "F", ha="center", va="center", fontsize=10,
-                    color="white" if may_attend[i][j] else "0.35", fontweight="bold")
+    cells(ax, -0.5, -0.5, n, n, lambda i, j: ALLOWED if may_attend[i][j] else BLOCKED,
+          text=lambda i, j: "T" if shown[i][j] else "F",
+          text_colour=lambda i, j: "white" if may_attend[i][j] else "0.35", size=10, weight="bold", linewidth=1.5)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(-0.5, n - 0.5)
+    ax.set_aspect("equal")
     ax.set_xticks(range(n), TOKENS, rotation=45)
-    ax.set_yticks(range(n), TOKENS)
-    ax.set_xticks([x - 0.5 for x in range(1, n)], minor=True)
-    ax.set_yticks([y - 0.5 for y in range(1, n)], minor=True)
-    ax.grid(which="minor", color="white", linewidth=1.5)
-    ax.tick_params(which="minor", length=0)
+    ax.set_yticks(range(n), TOKENS[::-1])  # row 0 (the first query) is drawn at the top
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
     ax.set_xlabel("keys")
     ax.set_ylabel("queries")
     ax.set_title(f"{title}\n{subtitle}", fontsize=10)
@@ -43,8 +42,7 @@ def mask_polarity() -> Figure:
           "mha_lib, F.scaled_dot_product_attention")
     _grid(right, may_attend, blocked, "True = blocked",
           "Tensor.masked_fill, nn.MultiheadAttention")
-    fig.add_artist(FancyArrowPatch((0.44, 0.52), (0.55, 0.52), transform=fig.transFigure, arrowstyle="<|-|>",
-                                   mutation_scale=14, color="0.3", linewidth=1.2))
+    arrow(left, (0.44, 0.52), (0.55, 0.52), transform=fig.transFigure, style="<|-|>", head=14, colour="0.3")
     fig.text(0.495, 0.58, "~mask", ha="center", va="bottom", fontsize=11, family="monospace")
     fig.text(0.495, 0.46, "same meaning,\nopposite values", ha="center", va="top", fontsize=9, color="0.3")
     fig.legend(handles=[Patch(color=ALLOWED, label="query may attend to key"),

@@ -2,113 +2,81 @@
 
 from __future__ import annotations
 
+from drawing import GREY, HEAD_COLOURS, arrow, box, canvas, cells
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
-
-HEAD_COLOURS = ["#4C72B0", "#DD8452", "#55A868", "#C44E52"]  # one colour per head, used in every panel
-GREY = "#6B6B6B"
-LIGHT = "#F2F2F2"
-
-
-def _box(ax, x, y, w, h, text, *, face=LIGHT, edge=GREY, size=10, colour="black", weight="normal"):
-    """A rounded box with its lower-left corner at (x, y) and centred text."""
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.12",
-                                facecolor=face, edgecolor=edge, linewidth=1.2))
-    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, color=colour, weight=weight)
-
-
-def _arrow(ax, start, end, *, colour=GREY, width=1.2, alpha=1.0, rad=0.0):
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11, color=colour,
-                                 linewidth=width, alpha=alpha, shrinkA=0, shrinkB=0,
-                                 connectionstyle=f"arc3,rad={rad}"))
+from matplotlib.patches import Rectangle
 
 
 def multi_head_attention_diagram() -> Figure:
-    """Inputs -> h sets of projections -> h attentions -> concat -> W_o, left to right."""
-    fig = Figure(figsize=(12, 6.2))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 17)
-    ax.set_ylim(-0.9, 10)
-    ax.axis("off")
-
+    """Inputs -> h sets of projections -> h attentions -> concat -> W_O, left to right; heads numbered 0..h-1."""
+    fig, ax = canvas((12, 6.2), (0, 17), (-0.9, 10))
     ax.text(8.5, 9.55, "Multi-head attention: the same inputs, seen by $h$ heads in $h$ different subspaces",
             ha="center", va="center", fontsize=13, weight="bold")
 
-    # Inputs
-    inputs = {"q": ("queries", 7.0), "k": ("keys", 5.0), "v": ("values", 3.0)}
+    inputs = {"Q": ("queries", 7.0), "K": ("keys", 5.0), "V": ("values", 3.0)}
     for name, y in inputs.values():
-        _box(ax, 0.2, y - 0.45, 1.9, 0.9, name, size=11)
+        box(ax, 1.15, y, 1.9, 0.9, name, size=11, rounding=0.12, linewidth=1.2)
 
-    rows = [(0, "1", 7.9), (1, "2", 5.3), (3, "h", 1.9)]  # (colour index, label, centre y)
+    rows = [(0, "0", 7.9), (1, "1", 5.3), (3, "h-1", 1.9)]  # (colour index, head index, centre y)
     proj_x, proj_w = 3.9, 1.35
     att_x, att_w = 6.3, 2.5
-    out_x, out_w = 9.6, 1.25
+    out_x, out_w = 9.5, 1.45
     for colour_index, label, y in rows:
         colour = HEAD_COLOURS[colour_index]
-        ax.add_patch(FancyBboxPatch((proj_x - 0.25, y - 1.15), out_x + out_w - proj_x + 0.5, 2.3,
-                                    boxstyle="round,pad=0.02,rounding_size=0.2", facecolor=colour, alpha=0.07,
-                                    edgecolor=colour, linewidth=1.0, linestyle="--"))
+        band_w = out_x + out_w - proj_x + 0.5
+        box(ax, proj_x - 0.25 + band_w / 2, y, band_w, 2.3, face=to_rgba(colour, 0.07), edge=to_rgba(colour, 0.5),
+            rounding=0.2, linestyle="--")
         ax.text(proj_x - 0.15, y + 1.0, f"head {label}", color=colour, fontsize=10, weight="bold", va="center")
         for (kind, (_, y_in)), dy in zip(inputs.items(), (0.55, 0.0, -0.55)):
-            _box(ax, proj_x, y + dy - 0.21, proj_w, 0.42, f"$W_{{{label}}}^{{({kind})}}$", face="white",
-                 edge=colour, size=10)
-            _arrow(ax, (2.1, y_in), (proj_x - 0.02, y + dy), alpha=0.45, width=0.9)
-            _arrow(ax, (proj_x + proj_w, y + dy), (att_x, y + dy * 0.6), colour=colour, width=1.0)
-        _box(ax, att_x, y - 0.75, att_w, 1.5, "scaled dot-product\nattention $f$\n(+ mask)", face="white",
-             edge=colour, size=10)
-        _arrow(ax, (att_x + att_w, y), (out_x, y), colour=colour, width=1.4)
-        _box(ax, out_x, y - 0.45, out_w, 0.9, f"$\\mathbf{{h}}_{{{label}}}$", face=colour, edge=colour,
-             size=13, colour="white")
-    ax.text((att_x + att_w / 2), 3.65, "$\\vdots$", ha="center", va="center", fontsize=22, color=GREY)
-    ax.text(proj_x + proj_w / 2, 3.65, "$\\vdots$", ha="center", va="center", fontsize=22, color=GREY)
+            box(ax, proj_x + proj_w / 2, y + dy, proj_w, 0.42, f"$W_{kind}^{{({label})}}$", face="white",
+                edge=colour, rounding=0.12, linewidth=1.2)
+            arrow(ax, (2.1, y_in), (proj_x - 0.02, y + dy), alpha=0.45, width=0.9, shrink=0)
+            arrow(ax, (proj_x + proj_w, y + dy), (att_x, y + dy * 0.6), colour=colour, width=1.0, shrink=0)
+        box(ax, att_x + att_w / 2, y, att_w, 1.5, "scaled dot-product\nattention $f$\n(+ mask)", face="white",
+            edge=colour, rounding=0.12, linewidth=1.2)
+        arrow(ax, (att_x + att_w, y), (out_x, y), colour=colour, width=1.4, shrink=0)
+        box(ax, out_x + out_w / 2, y, out_w, 0.9, f"$\\mathbf{{head}}_{{{label}}}$", face=colour, edge=colour,
+            size=12, colour="white", rounding=0.12, linewidth=1.2)
+    for x in (proj_x + proj_w / 2, att_x + att_w / 2, out_x + out_w / 2):
+        ax.text(x, 3.65, "$\\vdots$", ha="center", va="center", fontsize=22, color=GREY)
 
     # Concatenation: one coloured slab per head, in head order
     cat_x, cat_w = 11.9, 0.75
-    slabs = [(0, 6.6, 2.2, "1"), (1, 4.4, 2.2, "2"), (None, 3.0, 1.4, ""), (3, 0.8, 2.2, "h")]  # (head, y0, height)
+    slabs = [(0, 6.6, 2.2, "0"), (1, 4.4, 2.2, "1"), (None, 3.0, 1.4, ""), (3, 0.8, 2.2, "h-1")]
     for colour_index, y0, height, label in slabs:
         face = "white" if colour_index is None else HEAD_COLOURS[colour_index]
         ax.add_patch(Rectangle((cat_x, y0), cat_w, height, facecolor=face, edgecolor="white" if label else GREY,
                                linewidth=1.5))
-        text = f"$\\mathbf{{h}}_{{{label}}}$" if label else "$\\vdots$"
+        text = f"${label}$" if label else "$\\vdots$"
         ax.text(cat_x + cat_w / 2, y0 + height / 2, text, ha="center", va="center",
                 color="white" if label else GREY, fontsize=12 if label else 16)
     ax.text(cat_x + cat_w / 2, 9.1, "concat", ha="center", va="center", fontsize=11)
     for colour_index, _, y in rows:
-        _arrow(ax, (out_x + out_w, y), (cat_x - 0.03, y), colour=HEAD_COLOURS[colour_index], width=1.4)
+        arrow(ax, (out_x + out_w, y), (cat_x - 0.03, y), colour=HEAD_COLOURS[colour_index], width=1.4, shrink=0)
 
     # Output projection and output
-    _box(ax, 13.4, 4.6, 1.2, 1.3, "$W_o$", face="white", size=14)
-    _arrow(ax, (cat_x + cat_w, 5.25), (13.4, 5.25), width=1.6)
-    _box(ax, 15.2, 4.75, 1.6, 1.0, "output", size=11)
-    _arrow(ax, (14.6, 5.25), (15.2, 5.25), width=1.6)
+    box(ax, 14.0, 5.25, 1.2, 1.3, "$W_O$", face="white", size=14, rounding=0.12, linewidth=1.2)
+    arrow(ax, (cat_x + cat_w, 5.25), (13.4, 5.25), width=1.6, shrink=0)
+    box(ax, 16.0, 5.25, 1.6, 1.0, "output", size=11, rounding=0.12, linewidth=1.2)
+    arrow(ax, (14.6, 5.25), (15.2, 5.25), width=1.6, shrink=0)
 
     # Shapes, under each stage
     shapes = [
-        (1.15, "$(B, T_q, d_{in})$\n$(B, T_k, d_{in})$\n$(B, T_k, d_{in})$"),
-        (proj_x + proj_w / 2, "each projection\n$d_{in} \\to d_{out}/h$"),
+        (1.15, "$(B, T_q, d_{in})$\n$(B, T_k, d_{kv})$\n$(B, T_k, d_{kv})$"),
+        (proj_x + proj_w / 2, "each projection\n$\\to d_{head}$"),
         (att_x + att_w / 2, "weights $(B, T_q, T_k)$\nper head"),
-        (out_x + out_w / 2, "$(B, T_q, d_{out}/h)$\nper head"),
+        (out_x + out_w / 2, "$(B, T_q, d_{head})$\nper head"),
         (cat_x + cat_w / 2, "$(B, T_q, d_{out})$"),
         (14.0, "$d_{out} \\to d_{out}$"),
         (16.0, "$(B, T_q, d_{out})$"),
     ]
     for x, text in shapes:
         ax.text(x, 0.2, text, ha="center", va="center", fontsize=9, color=GREY)
-    ax.text(8.5, -0.6, "In code the $h$ matrices $W_i^{(q)}$ are stacked into one $d_{out} \\times d_{in}$ layer "
-            "(W_query): one matrix product, then the columns are split between the heads.",
-            ha="center", va="center", fontsize=10, style="italic", color="#333333")
+    ax.text(8.5, -0.6, "In code the $h$ blocks $W_Q^{(i)}$ are the row blocks of one $d_{out} \\times d_{in}$ matrix "
+            "(W_query.weight): one matrix product, then the columns of its output are split between the heads.",
+            ha="center", va="center", fontsize=9.5, style="italic", color="#333333")
     return fig
-
-
-def _grid(ax, x0, y0, rows, cols, colours, *, cell=0.42, labels=None, text_colour="white"):
-    """A rows x cols grid of cells, column c filled with colours[c], lower-left corner at (x0, y0)."""
-    for r in range(rows):
-        for c in range(cols):
-            ax.add_patch(Rectangle((x0 + c * cell, y0 + (rows - 1 - r) * cell), cell, cell,
-                                   facecolor=colours[c], edgecolor="white", linewidth=1.2))
-            if labels is not None and r == 0:
-                ax.text(x0 + (c + 0.5) * cell, y0 + (rows - 0.5) * cell, labels[c], ha="center", va="center",
-                        fontsize=8, color=text_colour)
 
 
 def split_heads_diagram() -> Figure:
@@ -116,15 +84,11 @@ def split_heads_diagram() -> Figure:
     heads, head_dim, tokens, cell = 3, 2, 4, 0.42
     d = heads * head_dim
     colours = [HEAD_COLOURS[c // head_dim] for c in range(d)]
-    fig = Figure(figsize=(12, 4.2))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(0, 17)
-    ax.set_ylim(0, 6)
-    ax.axis("off")
+    fig, ax = canvas((12, 4.2), (0, 17), (0, 6))
 
     # Panel 1: the wide projection, columns numbered
     x0, y0 = 0.6, 1.9
-    _grid(ax, x0, y0, tokens, d, colours, labels=[str(c) for c in range(d)])
+    cells(ax, x0, y0, tokens, d, lambda r, c: colours[c], cell=cell, text=lambda r, c: str(c) if r == 0 else None)
     for r in range(tokens):
         ax.text(x0 - 0.15, y0 + (tokens - 0.5 - r) * cell, f"t{r}", ha="right", va="center", fontsize=8)
     ax.text(x0 + d * cell / 2, y0 + tokens * cell + 0.45, "W_query(x): one sequence\n$(T, d_{out})$, $d_{out}=6$",
@@ -132,7 +96,7 @@ def split_heads_diagram() -> Figure:
     ax.text(x0 + d * cell / 2, y0 - 0.35, "column numbers on top", ha="center", va="top", fontsize=8, color=GREY)
 
     # Panel 2: the heads, after view + transpose
-    _arrow(ax, (3.4, 2.75), (5.0, 2.75), width=1.6)
+    arrow(ax, (3.4, 2.75), (5.0, 2.75), colour=GREY, width=1.6, shrink=0)
     ax.text(4.2, 3.0, "view(B, T, h, d/h)\ntranspose(1, 2)", ha="center", va="bottom", fontsize=9,
             family="monospace")
     ax.text(4.2, 2.5, "split_heads", ha="center", va="top", fontsize=9, family="monospace", color=GREY)
@@ -140,14 +104,14 @@ def split_heads_diagram() -> Figure:
     for i in range(heads):
         y = 4.1 - i * 1.75 + 0.3
         cols = list(range(i * head_dim, (i + 1) * head_dim))
-        _grid(ax, x1, y - tokens * cell / 2 + 0.2, tokens, head_dim, [colours[c] for c in cols],
-              labels=[str(c) for c in cols], cell=0.3)
+        cells(ax, x1, y - tokens * cell / 2 + 0.2, tokens, head_dim, lambda r, c, cols=cols: colours[cols[c]],
+              cell=0.3, text=lambda r, c, cols=cols: str(cols[c]) if r == 0 else None)
         ax.text(x1 + head_dim * 0.3 + 0.15, y + 0.2 - 0.05, f"head {i}: columns {cols[0]}-{cols[-1]}",
                 ha="left", va="center", fontsize=9, color=HEAD_COLOURS[i])
     ax.text(x1 + 1.1, 5.75, "$(B, h, T, d_{out}/h)$", ha="center", va="center", fontsize=10)
 
     # Panel 3: d2l folds the heads into the batch
-    _arrow(ax, (9.6, 2.75), (11.2, 2.75), width=1.6)
+    arrow(ax, (9.6, 2.75), (11.2, 2.75), colour=GREY, width=1.6, shrink=0)
     ax.text(10.4, 3.0, "reshape(B*h, T, d/h)", ha="center", va="bottom", fontsize=9, family="monospace")
     ax.text(10.4, 2.5, "d2l: transpose_qkv", ha="center", va="top", fontsize=9, family="monospace", color=GREY)
     x2, slab_h = 11.6, 0.62

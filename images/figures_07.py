@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from drawing import arrow
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle, FancyArrowPatch
+from matplotlib.patches import Circle
 
 N = 6
 GREY, BLUE, RED = "#b0b0b0", "#1f77b4", "#d62728"
@@ -15,12 +16,7 @@ def _node(ax, x: float, y: float, label: str, colour: str = "white") -> None:
 
 
 def _edge(ax, start: tuple[float, float], end: tuple[float, float], colour: str = GREY, width: float = 1.0) -> None:
-    ax.add_patch(
-        FancyArrowPatch(
-            start, end, arrowstyle="-|>", mutation_scale=8, color=colour, linewidth=width,
-            shrinkA=9, shrinkB=9, zorder=2 if colour == GREY else 2.5,
-        )
-    )
+    arrow(ax, start, end, colour=colour, width=width, head=8, shrink=9, zorder=2 if colour == GREY else 2.5)
 
 
 def _frame(ax, title: str, note: str, top: float) -> None:

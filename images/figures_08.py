@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from drawing import arrow
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch
 
 
 def induction_circuit() -> Figure:
@@ -20,16 +20,12 @@ def induction_circuit() -> Figure:
                 bbox={"boxstyle": "round,pad=0.35", "fc": colour, "ec": "#555555"})
         ax.text(i, -0.55, str(i), ha="center", va="center", fontsize=8, color="#777777")
 
-    def arrow(start: int, end: int, y: float, rad: float, colour: str, width: float = 1.6) -> None:
-        ax.add_patch(FancyArrowPatch((start, y), (end, y), connectionstyle=f"arc3,rad={rad}", arrowstyle="-|>",
-                                     mutation_scale=12, lw=width, color=colour))
-
     # layer 0: every token looks one step back (drawn for the key the induction head will find)
-    arrow(4, 3, -0.3, -0.9, "#d95f02")
+    arrow(ax, (4, -0.3), (3, -0.3), rad=-0.9, colour="#d95f02", width=1.6, head=12)
     ax.text(3.5, -1.05, "layer 0, previous-token head:\nposition 4 stores \"C came before me\"",
             ha="center", va="center", fontsize=8.5, color="#d95f02")
     # layer 1: the query B at position 7 looks for a key that says "B came before me"
-    arrow(7, 4, 0.3, 0.45, "#1b6ca8", 2.2)
+    arrow(ax, (7, 0.3), (4, 0.3), rad=0.45, colour="#1b6ca8", width=2.2, head=12)
     ax.text(5.0, 1.75, "layer 1, induction head: query C (position 7) matches the key \"C came before me\"\n"
             "(position 4), copies its token D and predicts D next",
             ha="center", va="center", fontsize=8.5, color="#1b6ca8")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from drawing import arrow, canvas, cells
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.patches import Rectangle
 
 BLUE = "#4C72B0"
 ORANGE = "#DD8452"
@@ -14,14 +15,9 @@ N = 8  # cells per side of the drawn T x T table
 BLOCK = 2  # keys per block in the tiled panel
 
 
-def _grid(ax, x0, y0, size, fill):
-    """An N x N table of cells with lower-left corner (x0, y0); ``fill(i, j)`` gives a colour or None."""
-    cell = size / N
-    for i in range(N):  # query row, drawn top to bottom
-        for j in range(N):  # key column
-            colour = fill(i, j)
-            ax.add_patch(Rectangle((x0 + j * cell, y0 + size - (i + 1) * cell), cell, cell,
-                                   facecolor=colour or "white", edgecolor="#BBBBBB", linewidth=0.6))
+def _table(ax, x0, y0, size, fill):
+    """An N x N table of cells with lower-left corner (x0, y0), query rows top to bottom, key columns."""
+    cells(ax, x0, y0, N, N, fill, cell=size / N, edge="#BBBBBB", linewidth=0.6)
     ax.add_patch(Rectangle((x0, y0), size, size, fill=False, edgecolor=GREY, linewidth=1.2))
     ax.text(x0 + size / 2, y0 + size + 0.25, "keys $j$ $\\rightarrow$", ha="center", fontsize=10, color=GREY)
     ax.text(x0 - 0.15, y0 + size / 2, "queries $i$\n$\\downarrow$", ha="right", va="center", fontsize=10,
@@ -30,16 +26,12 @@ def _grid(ax, x0, y0, size, fill):
 
 def tiled_softmax_diagram() -> Figure:
     """Left: the explicit path stores all T x T weights. Right: the tiled path holds one block and 3 running numbers."""
-    fig = Figure(figsize=(12, 5.2))
-    ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(-0.3, 17.7)
-    ax.set_ylim(-1.3, 6.6)
-    ax.axis("off")
+    fig, ax = canvas((12, 5.2), (-0.3, 17.7), (-1.3, 6.6))
     size = 4.2
 
     # Left: the explicit path.
     ax.text(3.0, 6.2, "Explicit: the whole table", ha="center", fontsize=13, weight="bold")
-    _grid(ax, 0.9, 0.9, size, lambda i, j: BLUE if j <= i else LIGHT)
+    _table(ax, 0.9, 0.9, size, lambda i, j: BLUE if j <= i else LIGHT)
     ax.text(3.0, 0.6, "blue: a query may attend (causal), grey: masked.\nScores, masked scores and weights:\n"
             "several $B \\cdot h \\cdot T^2$ tables in memory", ha="center", va="top", fontsize=10.5)
 
@@ -56,12 +48,11 @@ def tiled_softmax_diagram() -> Figure:
             return "#D9E3F0"  # done: folded into the running sums, then dropped
         return ORANGE if block == current else None
 
-    _grid(ax, x0, 0.9, size, fill)
+    _table(ax, x0, 0.9, size, fill)
     cell = size / N
     ax.add_patch(Rectangle((x0 + current * BLOCK * cell, 0.9), BLOCK * cell, size, fill=False, edgecolor=ORANGE,
                            linewidth=2.4))
-    ax.add_patch(FancyArrowPatch((x0 + current * BLOCK * cell, 0.55), (x0 + size, 0.55), arrowstyle="-|>",
-                                 mutation_scale=12, color=ORANGE, linewidth=1.4))
+    arrow(ax, (x0 + current * BLOCK * cell, 0.55), (x0 + size, 0.55), colour=ORANGE, width=1.4, head=12)
     ax.text(x0 + size / 2, 0.1, "the block sweeps left to right", ha="center", va="top", fontsize=10.5,
             color=ORANGE)
     ax.text(x0 + size / 2, -0.45, "pale blue: blocks already folded into the running numbers, then freed",
