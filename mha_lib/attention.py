@@ -60,14 +60,15 @@ def build_mask(
     """
     mask: Tensor | None = None
     if valid_lens is not None:
-        lens = check_valid_lens(valid_lens, batch, num_queries, num_keys).to(device)  # masks follow the inputs
+        lens = check_valid_lens(valid_lens, batch, num_queries, num_keys)
         if lens.dim() == 1:
+            lens = lens.to(device)  # masks follow the inputs
             # Every query of a sequence sees the same keys: one row (B, ..., 1, Tk) that broadcasts over
             # queries, so no (Tq, Tk) mask is built, read or kept.
             row = torch.arange(num_keys, device=lens.device)[None, :] < lens[:, None]  # (B, Tk)
             mask = row.view(batch, *([1] * (ndim - 2)), num_keys)
         else:
-            mask = valid_lens_mask(lens, num_queries, num_keys)
+            mask = valid_lens_mask(lens, num_queries, num_keys).to(device)
             mask = mask.view(batch, *([1] * (ndim - 3)), num_queries, num_keys)
     if attn_mask is not None:
         if not isinstance(attn_mask, Tensor) or attn_mask.dtype != torch.bool:
