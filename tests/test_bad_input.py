@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 from mha_lib import MultiHeadAttention, merge_heads, scaled_dot_product_attention, split_heads, transpose_output
 from mha_lib.attention import AdditiveAttention, causal_mask, masked_softmax, valid_lens_mask
 from mha_lib.tokenize import Vocab
+from mha_lib.toy import TinyTransformer
 
 
 @pytest.fixture
@@ -199,3 +202,54 @@ def test_additive_attention_lengths_differ() -> None:
     attention = AdditiveAttention(4, 4, 8)
     with pytest.raises(ValueError, match=r"keys and values must have the same length, got 3 and 2"):
         attention(x(), x(), x(tokens=2))
+
+
+# --- the mistakes students make most: a clear TypeError or ValueError with the fix, never a raw PyTorch error ------
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_input_of_another_float_dtype_than_the_layer(mha, dtype) -> None:
+    expected = (rf"^queries has dtype {dtype} but the layer's weights are torch.float32: "
+                rf"convert it with queries.to\(torch.float32\) or the layer with layer.to\({dtype}\)$")
+    with pytest.raises(TypeError, match=expected):
+        mha(x().to(dtype))
+
+
+def test_padding_lengths_passed_by_position_as_in_d2l(mha) -> None:
+    expected = (r"^keys must be a floating-point tensor .* got integers of shape \(2,\): "
+                r"if these are padding lengths, pass them by name, mha\(x, valid_lens=valid_lens\)")
+    with pytest.raises(TypeError, match=expected):
+        mha(x(), torch.tensor([2, 3]))
+
+
+@pytest.mark.parametrize("call", ["forward", "trace"])
+def test_an_empty_sequence(mha, call) -> None:
+    with pytest.raises(ValueError, match=r"^queries must hold at least one token, got shape \(2, 0, 4\)"):
+        getattr(mha, call)(torch.randn(2, 0, 4))
+
+
+@pytest.mark.parametrize("call", ["forward", "trace"])
+def test_nan_and_inf_inputs_are_refused_with_a_count(mha, call) -> None:
+    bad = x()
+    bad[0, 0, :2] = torch.tensor([math.nan, math.inf])
+    with pytest.raises(ValueError, match=r"^queries must be finite, got 1 NaN and 1 inf of 24 values"):
+        getattr(mha, call)(bad)
+
+
+def test_a_model_vocabulary_smaller_than_the_task() -> None:
+    model = TinyTransformer(8, 16, d_model=8, num_heads=2, num_layers=1, seed=0)
+    expected = (r"^tokens must be ids in \[0, 8\) \(the model's vocab_size\), got ids from 0 to 11: "
+                r"build the model with a vocab_size at least as large")
+    with pytest.raises(ValueError, match=expected):
+        model(torch.tensor([[0, 3, 11]]))
+
+
+def test_a_head_label_where_a_layer_head_tuple_goes() -> None:
+    model = TinyTransformer(8, 16, d_model=8, num_heads=2, num_layers=1, seed=0)
+    with pytest.raises(TypeError, match=r"got str 'L0H1': labels like 'L0H1' are for printing only"):
+        model.patch_head("L0H1", torch.zeros_like)
+
+
+def test_a_float_where_an_int_goes_gets_the_fix() -> None:
+    with pytest.raises(TypeError, match=r"^d_out must be an int, got float 6.0: write d_out=6$"):
+        MultiHeadAttention(4, 6.0, 5, 0.0, 2)
