@@ -10,9 +10,10 @@ import math
 import statistics
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandas as pd
 import torch
@@ -20,12 +21,16 @@ from torch import Tensor, nn
 
 from mha_lib._validate import check_int
 
+if TYPE_CHECKING:  # Python 3.11+ has importlib.resources.abc; only the annotation needs it
+    from importlib.resources.abc import Traversable
+
 __all__ = [
     "FlopCount",
     "SavedTensor",
     "attention_flops",
     "loglog_slope",
     "peak_memory_bytes",
+    "recorded_results",
     "saved_bytes",
     "saved_for_backward_bytes",
     "saved_tensors",
@@ -93,7 +98,8 @@ def summarize_times(times: Mapping[Hashable, Sequence[float]], baseline: Hashabl
             row["best ratio"] = min(ts) / min(base)
         rows[name] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
-    table.index.name = "candidate"
+    if table.index.nlevels == 1:  # tuple keys give a MultiIndex, named by the caller
+        table.index.name = "candidate"
     return table
 
 
@@ -117,6 +123,7 @@ class SavedTensor:
     nbytes: int  # numel * element size of this (possibly view) tensor
     storage: tuple[str, int, int]  # (device, address, bytes) of the memory behind it: equal for views of one buffer
     excluded: bool  # a parameter or input named in ``exclude``: memory that exists anyway
+    tensor: Tensor | None = field(default=None, repr=False, compare=False)  # the tensor itself, with ``keep=True``
 
 
 def _storage_key(t: Tensor) -> tuple[str, int, int]:
@@ -124,8 +131,11 @@ def _storage_key(t: Tensor) -> tuple[str, int, int]:
     return (str(t.device), storage.data_ptr(), storage.nbytes())
 
 
-def saved_tensors(fn: Callable[[], object], exclude: Iterable[Tensor] = ()) -> list[SavedTensor]:
-    """Every tensor autograd saves for backward while ``fn()`` runs, in the order saved (inputs must require grad)."""
+def saved_tensors(fn: Callable[[], object], exclude: Iterable[Tensor] = (), *, keep: bool = False) -> list[SavedTensor]:
+    """Every tensor autograd saves for backward while ``fn()`` runs, in the order saved (inputs must require grad).
+
+    ``keep=True`` also keeps each tensor (``SavedTensor.tensor``) to look at its values.
+    """
     if not callable(fn):
         raise TypeError(f"fn must be a function taking no argument, got {type(fn).__name__}")
     skip = {_storage_key(t)[:2] for t in exclude}
@@ -133,7 +143,8 @@ def saved_tensors(fn: Callable[[], object], exclude: Iterable[Tensor] = ()) -> l
 
     def pack(t: Tensor) -> Tensor:
         key = _storage_key(t)
-        saved.append(SavedTensor(tuple(t.shape), t.dtype, t.numel() * t.element_size(), key, key[:2] in skip))
+        nbytes = t.numel() * t.element_size()
+        saved.append(SavedTensor(tuple(t.shape), t.dtype, nbytes, key, key[:2] in skip, t.detach() if keep else None))
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -273,3 +284,19 @@ def peak_memory_bytes(fn: Callable[[], object], device: str | torch.device = "cp
     if before is None or after is None:
         return None
     return max(after - before, 0) * 1024
+
+
+# ---------------------------------------------------------------- the recorded benchmark
+
+
+def recorded_results() -> Traversable | None:
+    """The folder of recorded benchmark results (``reference_cpu.csv``, ...), or None where it is not installed.
+
+    An installed package ships it as ``mha_lib.results``; in a checkout (editable install) it is
+    ``benchmarks/results`` next to ``mha_lib``.
+    """
+    try:
+        return files("mha_lib.results")
+    except ModuleNotFoundError:
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+        return path if path.is_dir() else None

@@ -147,3 +147,22 @@ def test_peak_memory_on_the_cpu_sees_a_large_allocation() -> None:
 def test_peak_memory_on_cuda_counts_the_allocation() -> None:
     peak = M.peak_memory_bytes(lambda: torch.ones(2**20, device="cuda").sum(), "cuda")
     assert peak is not None and peak >= 4 * 2**20
+
+
+def test_keep_returns_the_saved_values() -> None:
+    x = torch.randn(2, 3, requires_grad=True)
+    saved = M.saved_tensors(lambda: torch.softmax(x, dim=-1).sum(), keep=True)
+    torch.testing.assert_close(saved[0].tensor, torch.softmax(x, dim=-1).detach())  # softmax keeps its output
+    assert M.saved_tensors(lambda: torch.softmax(x, dim=-1).sum())[0].tensor is None
+
+
+def test_tuple_keys_index_the_timer_table() -> None:
+    table = M.time_calls({("fused", 64): lambda: None, ("explicit", 64): lambda: None}, rounds=1, warmup=0)
+    assert table.loc[("fused", 64), "best ms"] >= 0 and len(table) == 2
+
+
+def test_recorded_results_are_found_in_a_checkout() -> None:
+    results = M.recorded_results()
+    assert results is not None and (results / "reference_cpu.csv").is_file()
+    with (results / "reference_cpu.json").open() as f:
+        assert '"tokens": 1024' in f.read()
