@@ -126,12 +126,19 @@ def check_trace(value: object, name: str = "trace") -> object:
     from mha_lib.mha import AttentionTrace  # imported here: mha_lib.mha imports this module
 
     if not isinstance(value, AttentionTrace):
-        hint = (
-            ": call trace = mha.trace(x), which returns every intermediate (mha(x) returns only the output)"
-            if isinstance(value, Tensor)
-            else " (the result of mha.trace(x))"
-        )
-        raise TypeError(f"{name} must be an AttentionTrace, got {_got(value)}{hint}")
+        if isinstance(value, Tensor):
+            hint = ": call trace = mha.trace(x), which returns every intermediate (mha(x) returns only the output)"
+        elif isinstance(getattr(value, "attn", None), AttentionTrace):
+            hint = f": pass its attention, {name}.attn"
+        elif isinstance(value, (list, tuple)) and value and isinstance(getattr(value[0], "attn", None), AttentionTrace):
+            hint = f": a model's trace has one entry per layer, pass one layer's attention, {name}[layer].attn"
+        else:
+            hint = " (the result of mha.trace(x))"
+        if isinstance(value, (list, tuple)):
+            got = f"a {type(value).__name__} of {len(value)}"
+        else:
+            got = _got(value) if isinstance(value, Tensor) else f"a {type(value).__name__}"
+        raise TypeError(f"{name} must be an AttentionTrace, got {got}{hint}")
     return value
 
 

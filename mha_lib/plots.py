@@ -31,6 +31,7 @@ from mha_lib._validate import (
     check_tokens,
     check_trace,
 )
+from mha_lib.heads import head_label
 from mha_lib.mha import AttentionTrace
 
 
@@ -244,7 +245,10 @@ def plot_head_table(
     table: pd.DataFrame, *, title: str | None = None, cmap: str = "Blues", vmin: float | None = 0.0,
     vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1,
 ) -> Figure:
-    """A heads-by-scores table (``toy.head_scores``, importance scores) as an annotated heatmap, one row per head."""
+    """A heads-by-scores table (``toy.head_scores``, importance scores) as an annotated heatmap, one row per head.
+
+    Rows indexed by ``(layer, head)`` tuples are labelled ``L{layer}H{head}``.
+    """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame (heads x scores), got {type(table).__name__}")
     data = table.to_numpy(dtype=float)
@@ -253,7 +257,7 @@ def plot_head_table(
     ax = fig.subplots()
     image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(data.shape[1]), [str(c) for c in table.columns])
-    ax.set_yticks(range(data.shape[0]), [str(i) for i in table.index])
+    ax.set_yticks(range(data.shape[0]), [head_label(*i) if isinstance(i, tuple) else str(i) for i in table.index])
     ax.xaxis.tick_top()
     lo, hi = image.get_clim()
     for (i, j), value in np.ndenumerate(data):

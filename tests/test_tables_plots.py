@@ -33,6 +33,7 @@ from mha_lib.tables import (
     vectors_table,
     weights_table,
 )
+from mha_lib.toy import TinyTransformer
 
 TOKENS = ["O", "gato", "sobe", "no", "tapete"]
 
@@ -400,3 +401,20 @@ def test_line_view_of_one_query_draws_only_its_row(lopsided) -> None:
     assert set(drawn) == expected and expected
     bold = [t.get_text() for t in ax.texts if t.get_fontweight() == "bold"]
     assert bold == ["c"], "the chosen query is marked on the query side"
+
+
+def test_plot_head_table_labels_layer_head_rows() -> None:
+    index = pd.MultiIndex.from_tuples([(0, 0), (0, 1), (1, 10)], names=["layer", "head"])
+    fig = plot_head_table(pd.DataFrame({"score": [0.1, 0.5, 0.9]}, index=index))
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["L0H0", "L0H1", "L1H10"]
+
+
+def test_a_model_trace_where_a_layer_trace_goes_says_which_to_pass() -> None:
+    model = TinyTransformer(8, 16, d_model=8, num_heads=2, num_layers=2, seed=0)
+    with torch.no_grad():
+        blocks = model.trace(torch.tensor([[1, 2, 3]]))
+    with pytest.raises(TypeError, match=r"^trace must be an AttentionTrace, got a list of 2: .* trace\[layer\]\.attn$"):
+        plot_attention_heads(blocks, ["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"^trace must be an AttentionTrace, got a BlockTrace: pass .* trace\.attn$"):
+        attention_table(blocks[1], ["a", "b", "c"])
+    assert attention_table(blocks[1].attn, ["a", "b", "c"]).shape == (3, 3)
