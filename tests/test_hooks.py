@@ -162,9 +162,10 @@ def test_patching_a_head_by_layer_and_head_is_a_gate_of_zero() -> None:
         patched_loss = toy.task_loss(model, batch, scored=True) - toy.task_loss(model, batch, scored=True,
                                                                                head_gates=torch.ones(3, 2))
     assert float(patched_loss) == 0.0, "gates of 1 do not undo a patch"
-    with torch.no_grad(), model.patch_head((2, 0), torch.zeros_like):
-        with_patch = float(toy.task_loss(model, batch, scored=True))
-    base = float(toy.task_loss(model, batch, scored=True))
+    with torch.no_grad():
+        with model.patch_head((2, 0), torch.zeros_like):
+            with_patch = float(toy.task_loss(model, batch, scored=True))
+        base = float(toy.task_loss(model, batch, scored=True))
     assert with_patch - base == pytest.approx(float(ablation[2, 0]), abs=1e-5)
 
 
