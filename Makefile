@@ -1,29 +1,42 @@
 # Two commands set everything up on a fresh machine: `make lab` and `make test`.
 PYTHON ?= python3
 VENV ?= .venv
+REQUIREMENTS ?= requirements.txt
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 D2L := d2l==1.0.3
 PYTEST_ARGS ?= -n 2 --dist loadfile
+BENCH_ARGS ?=
+OTHER_PYTHONS ?= 3.10 3.12 3.13
+LOWEST_PYTHON ?= 3.10
+# JupyterLab settings for this venv only (no news pop-up); the user's own settings are not touched.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: help install lab test lint unit notebooks images benchmark clean
+.PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
+	test-lowest test-env clean
 
 help:
-	@echo "make lab        create .venv, install, open JupyterLab on notebooks/"
-	@echo "make test       create .venv, install, run ruff and every test (notebooks included)"
-	@echo "make notebooks  re-execute every notebook in place (clean diffs)"
-	@echo "make images     regenerate the figures in images/"
-	@echo "make benchmark  run the full attention benchmark (minutes)"
+	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
+	@echo "make test          create .venv, install, run ruff and every test (notebooks included)"
+	@echo "make notebooks     sync setup cells, attach figures, re-execute every notebook in place (clean diffs)"
+	@echo "make images        regenerate the figures in images/ and the notebooks' attachments"
+	@echo "make benchmark     run the full attention benchmark (minutes);"
+	@echo "                   make benchmark BENCH_ARGS=\"--dtype bfloat16 --device cuda\""
+	@echo "make test-browser  open every notebook in JupyterLab in headless Chromium (installs chromium if missing)"
+	@echo "make test-colab    run every notebook alone in a Colab-like venv"
+	@echo "make test-pythons  every test under Python $(OTHER_PYTHONS) (each found one, in .venv-pyXY)"
+	@echo "make test-lowest   every test under the lowest declared versions (requirements-lowest.txt)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # Re-runs only when the pins or the package metadata change; otherwise `make test` starts at once.
-$(STAMP): requirements.txt pyproject.toml | $(PY)
+$(STAMP): $(REQUIREMENTS) pyproject.toml tools/jupyterlab_overrides.json | $(PY)
 	$(PY) -m pip install --upgrade --quiet pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --no-deps $(D2L)
 	$(PY) -m pip install --quiet --no-deps -e .
+	mkdir -p $(LAB_SETTINGS) && cp tools/jupyterlab_overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -31,9 +44,11 @@ install: $(STAMP)
 # JupyterLab refuses to run as root (containers, CI) unless told to.
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 LAB_ARGS ?=
+# Served from the repository root (so ../images, README and mha_lib are reachable), opened on the first notebook.
+LAB_OPEN := --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb --LabApp.news_url=None
 
 lab: install
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(LAB_ARGS) notebooks/
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(LAB_OPEN) $(LAB_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -41,14 +56,45 @@ lint: install
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# The tests alone in an already installed venv (what test-pythons and test-lowest run in theirs).
+test-env: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
 notebooks: install
+	$(PY) tools/sync_notebooks.py notebooks/*.ipynb
+	$(PY) tools/attach_images.py notebooks/*.ipynb
 	$(PY) tools/execute_notebooks.py notebooks/*.ipynb
 
 images: install
 	$(PY) images/make_figures.py
+	$(PY) tools/attach_images.py notebooks/*.ipynb
 
 benchmark: install
-	$(PY) benchmarks/mha_benchmark.py
+	$(PY) benchmarks/mha_benchmark.py $(BENCH_ARGS)
+
+test-browser: install
+	$(PY) -m pip install --quiet -r requirements-browser.txt
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+		echo "installing Debian's chromium (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	MHA_BROWSER_TEST=1 $(PY) -m pytest -p no:xdist -p no:randomly tests/browser -v $(BROWSER_ARGS)
+
+test-colab: install
+	$(PY) tools/colab_sim.py $(COLAB_ARGS)
+
+# Each other Python gets its own venv .venv-pyXY with requirements.txt; a Python that is not found is skipped.
+test-pythons: $(addprefix test-python,$(OTHER_PYTHONS))
+
+test-python%:
+	@py="$$($(PYTHON) tools/find_python.py $*)"; \
+	if [ -z "$$py" ]; then echo "SKIPPED: Python $* is not installed (looked on PATH and under pyenv)"; exit 0; fi; \
+	echo "Python $*: $$py -> .venv-py$(subst .,,$*)"; \
+	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-py$(subst .,,$*)
+
+test-lowest:
+	@py="$$($(PYTHON) tools/find_python.py $(LOWEST_PYTHON))"; \
+	if [ -z "$$py" ]; then echo "SKIPPED: Python $(LOWEST_PYTHON) is not installed"; exit 0; fi; \
+	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-py* .venv-lowest .pytest_cache .ruff_cache .hypothesis browser-failures

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-clean = runpy.run_path(str(Path(__file__).resolve().parents[1] / "tools" / "execute_notebooks.py"))["clean"]
+TOOL = runpy.run_path(str(Path(__file__).resolve().parents[1] / "tools" / "execute_notebooks.py"))
+clean, stderr_cells = TOOL["clean"], TOOL["stderr_cells"]
 
 
 def _notebook() -> nbformat.NotebookNode:
@@ -37,7 +38,7 @@ def test_clean_removes_run_specific_noise() -> None:
     cell = nb.cells[0]
     assert "execution" not in cell.metadata
     assert "widgets" not in nb.metadata
-    assert nb.metadata["language_info"] == {"name": "python"}
+    assert nb.metadata["language_info"] == {"name": "python", "version": "3.11.7"}, "kept as the kernel sent it"
     assert nb.metadata["kernelspec"]["name"] == "python3"
     assert [o.output_type for o in cell.outputs] == ["stream", "display_data"]
     assert cell.outputs[0].text == "1\n2\n", "stdout kept and joined, stderr dropped"
@@ -48,3 +49,7 @@ def test_clean_removes_run_specific_noise() -> None:
 def test_clean_is_idempotent() -> None:
     once = clean(_notebook(), "demo")
     assert clean(nbformat.from_dict(once), "demo") == once
+
+
+def test_stderr_cells_are_reported() -> None:
+    assert stderr_cells(_notebook()) == [(0, "100%|#####| 10/10 [00:01<00:00, 9.8it/s]")]

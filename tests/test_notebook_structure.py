@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
-import tomllib
+import runpy
 from pathlib import Path
 
 import nbformat
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -15,6 +20,9 @@ REPO = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["
     "https://github.com/"
 )
 IGNORE = "# NBVAL_IGNORE_OUTPUT"
+SETUP_SOURCE = runpy.run_path(str(ROOT / "tools" / "setup_cell.py"))["SETUP_SOURCE"]
+# A time measured on a busy machine proves nothing: asserts may not read timings (print them instead).
+TIMING = re.compile(r"perf_counter|timeit|time\.time\(|time_calls|elapsed|speedup|\bseconds\b|\w*_ms\b|\bms\b")
 
 
 def _load(path: Path) -> nbformat.NotebookNode:
@@ -95,3 +103,28 @@ def test_ignored_outputs_are_setup_or_timing(path: Path) -> None:
             f"only timing or training cells may ignore their output: {cell.source[:80]}"
         )
     assert "--nbval-lax" not in (ROOT / "pyproject.toml").read_text()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_setup_cell_is_the_template(path: Path) -> None:
+    setup = next(c for c in _load(path).cells if c.cell_type == "code")
+    assert setup.source == SETUP_SOURCE, "run `make notebooks` (tools/sync_notebooks.py writes tools/setup_cell.py)"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_language_info_is_the_kernels(path: Path) -> None:
+    """JupyterLab writes the kernel's language_info on connecting: stored the same, a notebook opens unmodified."""
+    info = _load(path).metadata.get("language_info", {})
+    assert info.get("name") == "python" and re.fullmatch(r"3\.\d+\.\d+", info.get("version", "")), (
+        "execute with tools/execute_notebooks.py, which keeps the kernel's language_info"
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_assert_reads_a_timing(path: Path) -> None:
+    for cell in _load(path).cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            if line.strip().startswith("assert"):
+                assert not TIMING.search(line), f"a timing assert (fails on a busy machine): {line.strip()[:100]}"

@@ -10,11 +10,18 @@ import socket
 import subprocess
 import sys
 import time
-import tomllib
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 CONDA_TO_PIP = {"pytorch": "torch"}  # conda-forge names that differ from PyPI's
@@ -22,47 +29,88 @@ NOT_PACKAGES = {"python", "pip"}
 
 
 def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~\[ ;@]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")
+    return Requirement(requirement).name.lower().replace("_", "-")
 
 
-def _requirements() -> dict[str, str]:
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    reqs = [line.split("#")[0].strip() for line in lines]
-    return {_name(r): r for r in reqs if r}
+def _lines(path: Path) -> list[Requirement]:
+    reqs = [line.split("  #")[0].split(" #")[0].strip() for line in path.read_text().splitlines()]
+    return [Requirement(r) for r in reqs if r and not r.startswith("#")]
+
+
+def _requirements(python: str | None = None, path: str = "requirements.txt") -> dict[str, Requirement]:
+    """The pins of a requirements file that apply on ``python`` ("3.11"; None: every line, the last one wins)."""
+    reqs = _lines(ROOT / path)
+    if python is not None:
+        env = {"python_version": python, "python_full_version": f"{python}.0"}
+        reqs = [r for r in reqs if r.marker is None or r.marker.evaluate(env)]
+    return {_name(str(r)): r for r in reqs}
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def _pyproject() -> set[str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _project()
     names = {_name(r) for r in project["dependencies"]}
     for extra in project["optional-dependencies"].values():
         names |= {_name(r) for r in extra}
     return names
 
 
-def _environment_yml() -> set[str]:
+def _environment_yml() -> tuple[set[str], str]:
+    """The package names of environment.yml (PyPI spelling) and its Python version."""
     names: set[str] = set()
     text = (ROOT / "environment.yml").read_text()
+    python = re.search(r"^\s+-\s+python=(3\.\d+)", text, re.M)
+    assert python, "environment.yml pins python=3.X"
     for line in text.split("dependencies:", 1)[1].splitlines():
         match = re.match(r"^\s+-\s+([A-Za-z0-9_.\-]+)", line)
         if match and not line.strip().endswith(":"):
-            name = _name(match.group(1))
+            name = re.split(r"[=<>]", match.group(1))[0].lower().replace("_", "-")
             names.add(CONDA_TO_PIP.get(name, name))
-    return names - NOT_PACKAGES
+    return names - NOT_PACKAGES, python.group(1)
 
 
-def test_requirements_pyproject_and_environment_list_the_same_packages() -> None:
-    pinned = set(_requirements())
-    assert pinned == _pyproject(), "requirements.txt vs pyproject.toml"
-    assert pinned == _environment_yml(), "requirements.txt vs environment.yml"
+def _supported_pythons() -> list[str]:
+    low = re.fullmatch(r">=3\.(\d+)", _project()["requires-python"])
+    assert low, "requires-python is a lower bound, >=3.X"
+    return [f"3.{minor}" for minor in range(int(low.group(1)), 14)]
 
 
-def test_requirements_are_pinned_and_torch_is_the_cpu_wheel() -> None:
-    for name, req in _requirements().items():
-        assert "==" in req, f"{name} is not pinned in requirements.txt"
-    assert _requirements()["torch"] == "torch==2.13.0"
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    torch_req = next(r for r in project["dependencies"] if _name(r) == "torch")
-    assert "==" not in torch_req, "pyproject.toml leaves torch loose so Colab keeps its own build"
+def test_requirements_and_pyproject_list_the_same_packages() -> None:
+    assert set(_requirements()) == _pyproject(), "requirements.txt vs pyproject.toml"
+
+
+def test_binder_environment_names_the_requirements_of_its_python() -> None:
+    """Binder (environment.yml) installs the same packages as requirements.txt does on the same Python."""
+    names, python = _environment_yml()
+    assert names == set(_requirements(python)), f"environment.yml vs requirements.txt on Python {python}"
+
+
+def test_requirements_pin_one_version_per_supported_python() -> None:
+    for python in _supported_pythons():
+        pins = _requirements(python)
+        assert set(pins) >= set(_requirements("3.11")) - {"tomli"}, f"a package has no pin for Python {python}"
+        for name, req in pins.items():
+            assert len(req.specifier) == 1 and next(iter(req.specifier)).operator == "==", f"{name} is not pinned"
+    assert str(_requirements("3.11")["torch"].specifier) == "==2.13.0", "the local CPU wheel"
+    assert "tomli" in _requirements("3.10") and "tomli" not in _requirements("3.11"), "tomllib is 3.11+"
+
+
+def test_lowest_requirements_pin_the_declared_lower_bounds() -> None:
+    """requirements-lowest.txt (`make test-lowest`) installs exactly the lower bounds pyproject.toml declares."""
+    lowest = _requirements(path="requirements-lowest.txt")
+    assert set(lowest) == set(_requirements()), "requirements-lowest.txt vs requirements.txt"
+    for dependency in map(Requirement, _project()["dependencies"]):
+        (spec,) = dependency.specifier
+        assert spec.operator == ">=", f"{dependency}: a lower bound, loose above (Colab keeps its own builds)"
+        (pinned,) = lowest[dependency.name].specifier
+        assert pinned.operator == "==" and Version(pinned.version) == Version(spec.version), (
+            f"{dependency.name} is not tested at its lower bound"
+        )
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"LOWEST_PYTHON ?= {_supported_pythons()[0]}" in makefile, "the lowest set runs on the lowest Python"
 
 
 def test_d2l_is_installed_without_its_pins_everywhere() -> None:
@@ -82,6 +130,18 @@ def test_nbval_runs_in_strict_mode() -> None:
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "--nbval " in options["addopts"] + " " and "--nbval-lax" not in options["addopts"]
     assert options["testpaths"] == ["tests", "notebooks"]
+
+
+def test_make_lab_serves_the_repository_and_opens_the_series() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--ServerApp.root_dir=." in makefile and "/lab/tree/notebooks/00_start_here.ipynb" in makefile
+    overrides = json.loads((ROOT / "tools" / "jupyterlab_overrides.json").read_text())
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false", "no news pop-up"
+    assert "tools/jupyterlab_overrides.json" in (ROOT / "postBuild").read_text(), "Binder too"
+
+
+def test_license_is_an_spdx_string() -> None:
+    assert _project()["license"] == "MIT", "a table form is deprecated by setuptools"
 
 
 def test_load_d2l_returns_d2l_torch() -> None:
@@ -120,7 +180,7 @@ def _free_port() -> int:
 
 
 def test_jupyterlab_serves_the_notebooks(tmp_path: Path) -> None:
-    """`make lab`, headless on 127.0.0.1: its REST API lists the series and the Lab page loads; then it stops."""
+    """`make lab`, headless on 127.0.0.1: serves the repository root with the series; then it stops."""
     if not (Path(sys.prefix) / ".installed").exists():
         pytest.skip("runs `make lab` only inside the .venv that `make` manages")
     port, token = _free_port(), "mha-test-token"
@@ -144,7 +204,9 @@ def test_jupyterlab_serves_the_notebooks(tmp_path: Path) -> None:
             except OSError:
                 time.sleep(0.5)
         assert listing is not None, f"JupyterLab did not answer: {server.stderr.read() if server.poll() else ''}"
-        names = {item["name"] for item in listing["content"]}
+        assert {"notebooks", "images", "mha_lib", "README.md"} <= {item["name"] for item in listing["content"]}
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/notebooks?token={token}") as response:
+            names = {item["name"] for item in json.load(response)["content"]}
         expected = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
         assert expected and expected <= names
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10) as response:

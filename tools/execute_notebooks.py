@@ -3,9 +3,11 @@
 Usage: ``python tools/execute_notebooks.py notebooks/*.ipynb`` (what ``make notebooks`` runs).
 
 What is removed or normalised, because it changes on every run without meaning anything:
-timing metadata, widget state and widget model ids, stderr streams (progress bars, timings; nbval
-leaves stderr out of its comparison too), the kernel's Python patch version, and the way consecutive
-prints happened to be split into stream messages.
+timing metadata, widget state and widget model ids, and the way consecutive prints happened to be split into
+stream messages. Stderr is dropped too, and each cell that wrote any is reported: a normal run writes none (the
+notebook tests fail on it, see conftest.py). The kernel's ``language_info`` is stored as the kernel sends it
+(its ``version`` included: JupyterLab writes the same on connecting, so a notebook opens unmodified under the
+Python that ``make notebooks`` ran, .venv's).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-KEEP_LANGUAGE_INFO = ("name", "file_extension", "mimetype", "pygments_lexer", "codemirror_mode", "nbconvert_exporter")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -27,9 +28,6 @@ def clean(nb: nbformat.NotebookNode, stem: str) -> nbformat.NotebookNode:
     """Strip run-specific noise from an executed notebook."""
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
-    info = nb.metadata.get("language_info", {})
-    nb.metadata["language_info"] = {
-k: info[k] for k in KEEP_LANGUAGE_INFO if k in info}
     widget_count = 0
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
@@ -53,6 +51,17 @@ k: info[k] for k in KEEP_LANGUAGE_INFO if k in info}
     return nb
 
 
+def stderr_cells(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """``(cell index, first stderr line)`` for each code cell that wrote to stderr."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        text = "".join(o.get("text", "") for o in cell.get("outputs", [])
+                       if o.get("output_type") == "stream" and o.get("name") == "stderr")
+        if text.strip():
+            found.append((index, text.strip().splitlines()[0][:160]))
+    return found
+
+
 def execute(path: Path, timeout: int) -> float:
     """Run ``path`` top to bottom in a fresh kernel (cwd = its folder), clean it and write it back."""
     nb = nbformat.read(path, as_version=4)
@@ -67,6 +76,8 @@ def execute(path: Path, timeout: int) -> float:
     )
     client.execute()
     elapsed = time.perf_counter() - start
+    for index, line in stderr_cells(nb):
+        print(f"WARNING {path.name} cell {index} wrote to stderr: {line}", file=sys.stderr)
     nbformat.write(clean(nb, path.stem), path)
     return elapsed
 

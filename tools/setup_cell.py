@@ -1,0 +1,29 @@
+"""The setup cell every notebook starts with (its first code cell); ``tools/sync_notebooks.py`` writes it.
+
+On Colab it installs ``mha_lib`` with its core dependencies only (torch, NumPy, pandas, matplotlib, tqdm, all
+already there, so nothing of Colab's own Jupyter stack or ipywidgets is touched) and d2l without its pins;
+``d2l.torch`` also imports SciPy and requests, which Colab ships.
+"""
+
+from __future__ import annotations
+
+REPOSITORY = "https://github.com/mha-course/multi-head-attention"
+INSTALL_MHA_LIB = f'%pip install -q "mha_lib @ git+{REPOSITORY}"'
+INSTALL_D2L = "%pip install -q --no-deps d2l==1.0.3"
+
+SETUP_SOURCE = f"""\
+# NBVAL_IGNORE_OUTPUT
+# Setup. On Colab this installs the course library; locally `make lab` already did.
+import sys
+
+if "google.colab" in sys.modules:
+    {INSTALL_MHA_LIB}
+    {INSTALL_D2L}
+
+import torch
+
+import mha_lib
+from mha_lib.notebook import setup
+
+setup(seed=42)  # seeds Python, NumPy and torch; 4-decimal printing; PNG figures
+print(f"torch {{torch.__version__}} | mha_lib {{mha_lib.__version__}}")"""
