@@ -280,6 +280,11 @@ class MultiHeadAttention(nn.Module):
                 " (the 2nd and 3rd arguments are keys and values, for cross-attention)"
             )
         if keys is None and values is None:
+            if self.kv_dim != self.d_in:
+                raise ValueError(
+                    f"keys and values are None (self-attention), but this layer has kv_dim={self.kv_dim} and"
+                    f" d_in={self.d_in}: pass keys and values of width {self.kv_dim} (cross-attention)"
+                )
             keys = values = queries
             kv_name = "queries"
         elif keys is None or values is None:
