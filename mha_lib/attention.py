@@ -31,9 +31,10 @@ def valid_lens_mask(valid_lens: Tensor, num_queries: int, num_keys: int) -> Tens
     """``(B, Tq, Tk)`` bool, True where key ``j < valid_lens`` (d2l semantics: ``(B,)`` or ``(B, Tq)``)."""
     check_int("num_queries", num_queries)
     check_int("num_keys", num_keys)
-    if not isinstance(valid_lens, Tensor) or valid_lens.dim() not in (1, 2):
-        got = _shape(valid_lens) if isinstance(valid_lens, Tensor) else type(valid_lens).__name__
-        raise ValueError(f"valid_lens must have shape (batch,) or (batch, queries), got {got}")
+    if not isinstance(valid_lens, Tensor):
+        raise TypeError(f"valid_lens must be a torch.Tensor of integers, got {type(valid_lens).__name__}")
+    if valid_lens.dim() not in (1, 2):
+        raise ValueError(f"valid_lens must have shape (batch,) or (batch, queries), got {_shape(valid_lens)}")
     lens = check_valid_lens(valid_lens, valid_lens.shape[0], num_queries, num_keys)
     if lens.dim() == 1:
         lens = lens[:, None].expand(-1, num_queries)

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
-from mha_lib._validate import _got, _shape, check_device, check_index, check_int, check_same_device
+from mha_lib._validate import _got, _shape, check_choice, check_device, check_index, check_int, check_same_device
 from mha_lib.heads import head_index, head_label
 from mha_lib.mha import AttentionTrace, MultiHeadAttention, on_head
 from mha_lib.positional import LearnedPositionalEmbedding, PositionalEncoding
@@ -204,8 +204,7 @@ class TinyTransformer(nn.Module):
         for name, value in (("vocab_size", vocab_size), ("context_length", context_length), ("d_model", d_model),
                             ("num_heads", num_heads), ("num_layers", num_layers)):
             check_int(name, value)
-        if positions not in ("learned", "sinusoidal"):
-            raise ValueError(f"positions must be 'learned' or 'sinusoidal', got {positions!r}")
+        check_choice("positions", positions, ("learned", "sinusoidal"))
         device = check_device("device", device)
         self.vocab_size, self.context_length, self.d_model = vocab_size, context_length, d_model
         self.num_heads, self.num_layers, self.positions, self.causal = num_heads, num_layers, positions, causal
@@ -291,10 +290,11 @@ class TinyTransformer(nn.Module):
         """Check the token ids (integers on the model's device, inside the vocabulary) and return the gates."""
         if not isinstance(tokens, Tensor):
             raise TypeError(f"tokens must be an integer tensor of shape (batch, tokens), got {_got(tokens)}")
-        if tokens.is_floating_point() or tokens.dtype == torch.bool or tokens.dim() != 2:
-            raise ValueError(
-                f"tokens must be an integer tensor of shape (batch, tokens), got {_shape(tokens)} {tokens.dtype}"
-            )
+        if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must hold integer token ids, got dtype {tokens.dtype}: pass ids, not embeddings")
+        if tokens.dim() != 2:
+            hint = ": add the batch axis, tokens[None]" if tokens.dim() == 1 else ""
+            raise ValueError(f"tokens must have shape (batch, tokens), got {_shape(tokens)}{hint}")
         if tokens.shape[1] == 0:
             raise ValueError(f"tokens must hold at least one token per sequence, got shape {_shape(tokens)}")
         if tokens.shape[1] > self.context_length:
@@ -427,9 +427,10 @@ def train(
 
 
 def _weights(weights: Tensor) -> Tensor:
-    if not isinstance(weights, Tensor) or weights.dim() not in (3, 4) or weights.shape[-1] != weights.shape[-2]:
-        got = _shape(weights) if isinstance(weights, Tensor) else type(weights).__name__
-        raise ValueError(f"weights must have shape (batch, heads, T, T) or (heads, T, T), got {got}")
+    if not isinstance(weights, Tensor):
+        raise TypeError(f"weights must be a tensor (batch, heads, T, T) or (heads, T, T), got {_got(weights)}")
+    if weights.dim() not in (3, 4) or weights.shape[-1] != weights.shape[-2]:
+        raise ValueError(f"weights must have shape (batch, heads, T, T) or (heads, T, T), got {_shape(weights)}")
     # Scores are small (h,) tables: computed on the CPU in float64, the same on any device.
     return (weights if weights.dim() == 4 else weights[None]).detach().to("cpu", torch.float64)
 
@@ -454,8 +455,10 @@ def mirror_score(weights: Tensor) -> Tensor:
 
 def induction_targets(tokens: Tensor) -> Tensor:
     """``(B, T, T)`` bool: key ``j`` follows an earlier occurrence of query ``i``'s token (``j <= i``)."""
-    if not isinstance(tokens, Tensor) or tokens.dim() != 2:
-        raise ValueError(f"tokens must have shape (batch, tokens), got {type(tokens).__name__}")
+    if not isinstance(tokens, Tensor):
+        raise TypeError(f"tokens must be an integer tensor (batch, tokens), got {_got(tokens)}")
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens must have shape (batch, tokens), got {_shape(tokens)}")
     tokens = tokens.cpu()
     t = tokens.shape[1]
     before = torch.cat([torch.full_like(tokens[:, :1], -1), tokens[:, :-1]], dim=1)  # token before each key
@@ -580,8 +583,7 @@ def prune_heads(
     ``by="gradient"`` the head with the smallest ``gradient_scores`` at the current gates. Row ``k`` has
     ``k`` heads removed: the ``layer`` and ``head`` removed last (``<NA>`` in row 0) and the ``loss``.
     """
-    if by not in ("ablation", "gradient"):
-        raise ValueError(f"by must be 'ablation' or 'gradient', got {by!r}")
+    check_choice("by", by, ("ablation", "gradient"))
     batch = _on_model(model, batch)
     gates = _ones(model)
     rows = [(0, pd.NA, pd.NA, float(task_loss(model, batch, scored=scored, head_gates=gates)))]

@@ -110,7 +110,7 @@ def test_tokens_must_be_integers_within_the_context_length() -> None:
     model = _model()
     with pytest.raises(ValueError, match=r"tokens has 11 positions, more than the model's context_length=10"):
         model(torch.zeros(1, 11, dtype=torch.long))
-    with pytest.raises(ValueError, match="tokens must be an integer tensor"):
+    with pytest.raises(TypeError, match="tokens must hold integer token ids"):
         model(torch.zeros(1, 4))
     with pytest.raises(TypeError, match="tokens must be an integer tensor .* got list"):
         model([[1, 2, 3]])

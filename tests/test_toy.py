@@ -128,8 +128,10 @@ def test_model_rejects_bad_inputs() -> None:
     model = _model()
     with pytest.raises(ValueError, match=r"head_gates must have shape \(2, 2\)"):
         model(torch.zeros(1, 4, dtype=torch.long), head_gates=torch.ones(2))
-    with pytest.raises(ValueError, match="tokens must be an integer tensor"):
+    with pytest.raises(TypeError, match="tokens must hold integer token ids, got dtype torch.float32"):
         model(torch.zeros(1, 4))
+    with pytest.raises(ValueError, match=r"tokens must have shape \(batch, tokens\), got \(4,\): add the batch"):
+        model(torch.zeros(4, dtype=torch.long))
     with pytest.raises(ValueError, match="positions must be"):
         toy.TinyTransformer(12, 10, positions="rotary")  # type: ignore[arg-type]
 
