@@ -189,7 +189,8 @@ def test_jupyterlab_serves_the_notebooks(tmp_path: Path) -> None:
         f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
     )
     server = subprocess.Popen(
-        ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}", f"VENV={Path(sys.prefix)}"],
+        ["make", "--no-print-directory", "-o", f"{Path(sys.prefix)}/.installed", "lab", f"LAB_ARGS={lab_args}",
+         f"VENV={Path(sys.prefix)}"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:

@@ -80,7 +80,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     log = (home / "server.log").open("w")
     server = subprocess.Popen(
-        ["make", "--no-print-directory", "lab", f"LAB_ARGS={lab_args}", f"VENV={Path(sys.prefix)}"],
+        ["make", "--no-print-directory", "-o", f"{Path(sys.prefix)}/.installed", "lab", f"LAB_ARGS={lab_args}",
+         f"VENV={Path(sys.prefix)}"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
