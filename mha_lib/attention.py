@@ -17,7 +17,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from mha_lib._validate import _shape, check_int, check_probability, check_tensor, check_valid_lens
+from mha_lib._validate import _shape, check_int, check_probability, check_same_device, check_tensor, check_valid_lens
+
+
+def _on_one_device(**tensors: Tensor) -> None:
+    """Refuse tensors on different devices, naming them: ``q is on cuda:0 but k is on cpu``."""
+    (first, x), *rest = tensors.items()
+    for name, t in rest:
+        if t.device != x.device:
+            raise ValueError(f"{name} is on device {t.device} but {first} is on {x.device}:"
+                             f" move them to one device, e.g. {name}.to('{x.device}')")
 
 
 def causal_mask(num_queries: int, num_keys: int, *, device: torch.device | str | None = None) -> Tensor:
@@ -139,6 +148,7 @@ def scaled_dot_product_attention(
     check_tensor("q", q, (3, 4), layout)
     check_tensor("k", k, (3, 4), layout)
     check_tensor("v", v, (3, 4), layout)
+    _on_one_device(q=q, k=k, v=v)
     if not q.dim() == k.dim() == v.dim():
         raise ValueError(f"q, k and v must have the same rank, got {_shape(q)}, {_shape(k)}, {_shape(v)}")
     if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
@@ -182,6 +192,7 @@ def tiled_attention(
     check_tensor("q", q, (2, 3, 4), "(..., queries, d)")
     check_tensor("k", k, (2, 3, 4), "(..., keys, d)")
     check_tensor("v", v, (2, 3, 4), "(..., keys, dv)")
+    _on_one_device(q=q, k=k, v=v)
     check_int("block_size", block_size)
     if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k must be (..., keys, {q.shape[-1]}) and v (..., keys, dv), got {_shape(k)} and {_shape(v)}")
@@ -198,7 +209,7 @@ def tiled_attention(
         if causal:
             allowed = torch.arange(start, stop, device=q.device)[None, :] <= query_pos
         if attn_mask is not None:
-            block = attn_mask[..., start:stop]
+            block = attn_mask[..., start:stop].to(q.device)
             allowed = block if allowed is None else allowed & block
         if allowed is not None:
             scores = torch.where(allowed, scores, float("-inf"))
@@ -234,6 +245,8 @@ class AdditiveAttention(nn.Module):
         check_tensor("queries", queries, 3, "(batch, queries, query_size)")
         check_tensor("keys", keys, 3, "(batch, keys, key_size)")
         check_tensor("values", values, 3, "(batch, keys, value_size)")
+        for name, x in (("queries", queries), ("keys", keys), ("values", values)):
+            check_same_device(name, x, self.w_v.weight.device, "layer")
         if keys.shape[1] != values.shape[1]:
             raise ValueError(f"keys and values must have the same length, got {keys.shape[1]} and {values.shape[1]}")
         # (B, Tq, 1, H) + (B, 1, Tk, H) -> (B, Tq, Tk, H) -> (B, Tq, Tk)

@@ -225,3 +225,14 @@ def test_check_device_names_the_argument() -> None:
         check_device("device", 1.5)
     with pytest.raises(ValueError, match="device must name a device"):
         check_device("device", "gpu")
+
+
+def test_functions_refuse_q_k_v_on_different_devices_naming_them() -> None:
+    from mha_lib import AdditiveAttention, tiled_attention
+
+    q, k = torch.randn(1, 3, 4), torch.randn(1, 3, 4, device="meta")
+    for attention in (scaled_dot_product_attention, tiled_attention):
+        with pytest.raises(ValueError, match=r"k is on device meta but q is on cpu: move them to one device"):
+            attention(q, k, q)
+    with pytest.raises(ValueError, match="keys is on device meta but the layer's weights are on cpu"):
+        AdditiveAttention(4, 4, 3)(q, k, q)
