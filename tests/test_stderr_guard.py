@@ -29,7 +29,8 @@ def test_a_cell_that_writes_stderr_fails(tmp_path: Path) -> None:
     nbformat.write(nb, path)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "conftest", "-c", str(ROOT / "pyproject.toml"),
-         "-o", "addopts=--nbval --nbval-current-env -p no:cacheprovider", "--rootdir", str(tmp_path), "-q", "-rf", str(path)],
+         "-o", "addopts=--nbval --nbval-current-env -p no:cacheprovider", "--rootdir", str(tmp_path), "-q", "-rf",
+         str(path)],
         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=300,
     )
     assert "2 failed, 2 passed" in result.stdout, result.stdout[-3000:]
