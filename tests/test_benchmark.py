@@ -46,7 +46,7 @@ def test_all_implementations_agree_or_say_why_not(dtype: str, device: str) -> No
     assert all(isinstance(why, str) and why for why in failed.values())
     assert mb.BASELINE not in failed or dtype in ("float16", "bfloat16")
     worst = mb.check_agreement({n: m for n, m in modules.items() if n not in failed}, x)
-    assert worst <= mb.TOLERANCE[dtype] * 2
+    assert worst < 10 * mb.TOLERANCE[dtype]  # outputs are of order 1: atol + rtol * |output|
 
 
 def test_an_implementation_that_cannot_run_is_skipped_with_its_reason() -> None:
