@@ -140,7 +140,9 @@ def test_kernel_name_on_the_cpu_and_when_forced_to_math() -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="VmHWM is read from /proc (Linux)")
 def test_peak_memory_on_the_cpu_sees_a_large_allocation() -> None:
     peak = M.peak_memory_bytes(lambda: torch.ones(64, 2**20, dtype=torch.uint8).sum())  # 64 MiB
-    assert peak is not None and peak >= 32 * 2**20
+    if peak is None:
+        pytest.skip("/proc/self/clear_refs cannot be written here (some containers)")
+    assert peak >= 32 * 2**20
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA")
