@@ -418,3 +418,72 @@ def test_a_model_trace_where_a_layer_trace_goes_says_which_to_pass() -> None:
     with pytest.raises(TypeError, match=r"^trace must be an AttentionTrace, got a BlockTrace: pass .* trace\.attn$"):
         attention_table(blocks[1], ["a", "b", "c"])
     assert attention_table(blocks[1].attn, ["a", "b", "c"]).shape == (3, 3)
+
+
+# --- details a wrong implementation would get wrong ------------------------------------------------------------------
+
+
+def test_head_summary_averages_only_rows_with_a_visible_key() -> None:
+    weights = torch.tensor([[[0.5, 0.5], [0.0, 0.0]]])  # (h=1, 2, 2): query 1 sees no key at all
+    mask = torch.tensor([[[True, True], [False, False]]])
+    summary = head_summary(weights, mask=mask)
+    assert summary.loc["head 0", "entropy (bits)"] == pytest.approx(1.0), "the empty row is not averaged in as 0"
+    assert summary.loc["head 0", "mean distance"] == pytest.approx(0.5)
+
+
+def test_head_summary_refuses_negative_weights_even_when_rows_sum_to_one() -> None:
+    with pytest.raises(ValueError, match="^weights must be non-negative"):
+        head_summary(torch.tensor([[[1.5, -0.5], [0.5, 0.5]]]))
+
+
+def test_style_weights_shades_on_a_fixed_zero_to_one_scale() -> None:
+    import matplotlib as mpl
+    from matplotlib.colors import to_hex
+
+    half = to_hex(mpl.colormaps["Reds"](0.5))
+    for matrix in ([[0.5, 0.5]], [[0.5, 0.5], [0.9, 0.1]]):  # the same weight, the same colour, whatever else is shown
+        page = style_weights(weights_table(torch.tensor(matrix))).to_html()
+        assert f"background-color: {half}" in page
+
+
+def _lines_trace(traced: tuple, weights: torch.Tensor) -> AttentionTrace:
+    """The fixture's trace, cut to 2 tokens, with hand-set weights (h=2, 2, 2) and no mask."""
+    _, _, trace = traced
+    small = {name: getattr(trace, name)[..., :2, :] for name in ("queries", "keys", "values", "head_context")}
+    return dataclasses.replace(trace, **small, weights=weights[None], mask=torch.ones(1, 2, 2, 2, dtype=torch.bool),
+                               scores=weights[None], concat=trace.concat[:, :2], output=trace.output[:, :2])
+
+
+def test_line_view_draws_a_weight_equal_to_min_weight_and_keeps_the_head_order(traced) -> None:
+    weights = torch.tensor([[[0.5, 0.5], [0.25, 0.75]], [[1.0, 0.0], [0.0, 1.0]]])  # (h, T, T)
+    trace = _lines_trace(traced, weights)
+    fig = plot_head_lines(trace, ["a", "b"], heads=[1, 0], min_weight=0.25)
+    assert [ax.get_title() for ax in fig.axes] == ["head 1", "head 0"], "panels in the order asked for"
+    assert set(_drawn_lines(fig.axes[0])) == {(0, 0), (1, 1)}
+    assert set(_drawn_lines(fig.axes[1])) == {(0, 0), (0, 1), (1, 0), (1, 1)}, "0.25 >= min_weight is drawn"
+
+
+def test_heatmap_panels_follow_the_heads_asked_for(lopsided) -> None:
+    fig = plot_attention_heads(lopsided, ["a", "b", "c", "d"], heads=[1, 0])
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["head 1", "head 0"]
+    np.testing.assert_allclose(np.asarray(fig.axes[0].images[0].get_array()), lopsided.weights[0, 1].double().numpy())
+
+
+def test_heatmap_greys_hidden_keys_and_writes_only_visible_weights(traced) -> None:
+    _, _, trace = traced  # causal, 5 tokens: 15 visible cells per head, 10 hidden
+    ax = plot_attention_heads(trace, TOKENS).axes[0]
+    assert len(ax.images) == 2, "the weights, then a grey layer over the hidden keys"
+    grey = np.asarray(np.ma.filled(ax.images[1].get_array(), np.nan))
+    np.testing.assert_array_equal(np.isnan(grey), trace.mask[0, 0].numpy(), "grey exactly where the mask hides")
+    assert len(ax.texts) == 15
+    for text in ax.texts:  # dark cells get white text
+        q, k = round(text.get_position()[1]), round(text.get_position()[0])
+        assert text.get_color() == ("white" if float(trace.weights[0, 0, q, k]) > 0.6 else "black")
+
+
+def test_positional_curves_draw_the_columns_asked_for() -> None:
+    table = torch.arange(40.0).reshape(5, 8)  # (positions, d)
+    ax = plot_positional_curves(table, columns=(1, 6)).axes[0]
+    assert [line.get_label() for line in ax.lines] == ["col 1", "col 6"]
+    np.testing.assert_array_equal(ax.lines[1].get_ydata(), table[:, 6].numpy())
+    np.testing.assert_array_equal(ax.lines[1].get_xdata(), np.arange(5))
