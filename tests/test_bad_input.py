@@ -253,3 +253,25 @@ def test_a_head_label_where_a_layer_head_tuple_goes() -> None:
 def test_a_float_where_an_int_goes_gets_the_fix() -> None:
     with pytest.raises(TypeError, match=r"^d_out must be an int, got float 6.0: write d_out=6$"):
         MultiHeadAttention(4, 6.0, 5, 0.0, 2)
+
+
+def test_embeddings_where_token_ids_go() -> None:
+    model = TinyTransformer(8, 16, d_model=8, num_heads=2, num_layers=1, seed=0)
+    with pytest.raises(TypeError, match=r"^tokens must hold integer token ids, got dtype torch.float32: pass ids"):
+        model(torch.randn(2, 5))
+
+
+def test_one_sequence_without_its_batch_axis() -> None:
+    model = TinyTransformer(8, 16, d_model=8, num_heads=2, num_layers=1, seed=0)
+    with pytest.raises(ValueError, match=r"^tokens must have shape \(batch, tokens\), got \(5,\): add the batch axis"):
+        model(torch.tensor([1, 2, 3, 4, 5]))
+
+
+def test_valid_lens_mask_of_a_list() -> None:
+    with pytest.raises(TypeError, match=r"^valid_lens must be a torch.Tensor of integers, got list$"):
+        valid_lens_mask([1, 2], 3, 3)
+
+
+def test_an_unknown_choice_lists_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"^positions must be one of 'learned', 'sinusoidal', got 'rope'$"):
+        TinyTransformer(8, 16, positions="rope")

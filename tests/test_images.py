@@ -83,6 +83,10 @@ def test_notebook_images_exist() -> None:
             if cell.cell_type != "markdown":
                 continue
             for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", cell.source):
-                if target.startswith(("http", "attachment:")):
+                if target.startswith("http"):
                     continue
-                assert (path.parent / target).resolve().exists(), f"{path.name} shows missing {target}"
+                if target.startswith("attachment:"):  # tools/attach_images.py embeds images/NAME as a cell attachment
+                    file = IMAGES / target.removeprefix("attachment:")
+                else:
+                    file = (path.parent / target).resolve()
+                assert file.exists(), f"{path.name} shows missing {target}"
