@@ -104,7 +104,7 @@ def _attention_trace(item: object) -> AttentionTrace:
 
 def _png(fig: Figure) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
