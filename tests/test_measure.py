@@ -168,3 +168,17 @@ def test_recorded_results_are_found_in_a_checkout() -> None:
     assert results is not None and (results / "reference_cpu.csv").is_file()
     with (results / "reference_cpu.json").open() as f:
         assert '"tokens": 1024' in f.read()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mask_shape", [(2, 1, 64, 64), (2, 1, 1, 64)])
+def test_a_mask_tensor_may_be_kept_but_never_the_weights(device: str, mask_shape: tuple[int, ...]) -> None:
+    q, k, v = (torch.randn(2, 4, 64, 8, device=device, requires_grad=True) for _ in range(3))
+    mask = torch.rand(mask_shape, device=device) > 0.3
+    mask[..., 0] = True  # every query sees at least one key
+    saved = M.saved_tensors(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask), exclude=[q, k, v],
+                            keep=True)
+    for s in saved:
+        if len(s.shape) >= 2 and s.shape[-2:] == (64, 64):  # e.g. the mask expanded per head on CUDA float32
+            t = s.tensor
+            assert t.dtype == torch.bool or bool(((t == 0) | (t == float("-inf"))).all()), "a mask, not weights"
