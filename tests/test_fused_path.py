@@ -217,3 +217,36 @@ def test_tiled_attention_names_bad_arguments() -> None:
         tiled_attention(q, torch.randn(2, 4, 5), q)
     with pytest.raises(TypeError, match="q must be"):
         tiled_attention(torch.ones(2, 4, 8, dtype=torch.long), q, q)
+
+
+# ------------------------------------------------------------------ the fused path stays lean
+
+
+class _Calls(torch.overrides.TorchFunctionMode):
+    """Every torch function the layer calls, with the shapes of the tensors it returns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, list[tuple[int, ...]]]] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        self.calls.append((getattr(func, "__name__", str(func)),
+                           [tuple(t.shape) for t in outs if isinstance(t, torch.Tensor)]))
+        return out
+
+
+@pytest.mark.parametrize("lens", [None, "batch"], ids=["causal only", "(B,) lengths"])
+def test_the_fused_path_is_one_sdpa_call_and_builds_no_table(lens) -> None:
+    causal = lens is None
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 16, None, 0.0, 4, causal=causal).eval()
+    x = torch.randn(2, 7, 16)
+    valid_lens = None if lens is None else torch.tensor([7, 3])
+    with torch.no_grad(), _Calls() as mode:
+        mha(x, valid_lens=valid_lens)
+    names = [name for name, _ in mode.calls]
+    assert names.count("scaled_dot_product_attention") == 1, names
+    built = [(name, shape) for name, shapes in mode.calls for shape in shapes if shape[-2:] == (7, 7)]
+    assert not built, f"a (T, T) tensor was built on the fused path: {built}"
