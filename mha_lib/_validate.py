@@ -3,7 +3,8 @@
 One vocabulary everywhere: a value of the wrong *type* raises ``TypeError``, a value of the right type but a
 wrong *value* (out of range, wrong shape, NaN) raises ``ValueError``. For the mistakes students make most
 (a float where an int goes, ``heads=1`` for ``heads=[1]``, a tensor where a trace goes) the message ends
-with the fix.
+with the fix. NaN and inf are never passed on silently: ``check_finite`` refuses them with a ``ValueError`` that
+counts them, in the layer's inputs and in everything a table or a figure shows.
 """
 
 from __future__ import annotations

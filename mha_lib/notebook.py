@@ -8,9 +8,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from mha_lib._validate import check_int
+
 
 def setup(seed: int = 42, *, precision: int = 4) -> None:
     """Seed Python, NumPy and torch; print tensors and tables with ``precision`` decimals; PNG figures."""
+    seed = check_int("seed", seed, minimum=0)
+    precision = check_int("precision", precision, minimum=0)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - seeds the legacy global generator that older code uses
     torch.manual_seed(seed)
