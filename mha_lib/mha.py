@@ -233,7 +233,8 @@ class MultiHeadAttention(nn.Module):
         ``head_context`` is each head's output before the hooks and gates; ``concat`` is taken after them.
         """
         recorder: dict[str, Tensor] = {}
-        self(queries, keys, values, valid_lens, head_gates=head_gates, head_hook=head_hook, recorder=recorder)
+        # forward itself, not self(...): a forward hook that calls trace must not run again inside it
+        self.forward(queries, keys, values, valid_lens, head_gates=head_gates, head_hook=head_hook, recorder=recorder)
         return AttentionTrace(**recorder)
 
     # ------------------------------------------------------------------------------------------ helpers

@@ -254,7 +254,7 @@ class TinyTransformer(nn.Module):
     def trace(self, tokens: Tensor, *, head_gates: Tensor | None = None) -> list[BlockTrace]:
         """One ``BlockTrace`` per layer: ``trace[l].attn.weights`` ``(B, h, T, T)``, ``trace[l].resid_pre`` ..."""
         recorder: list[BlockTrace] = []
-        self(tokens, head_gates=head_gates, recorder=recorder)
+        self.forward(tokens, head_gates=head_gates, recorder=recorder)  # not self(...), as in MultiHeadAttention.trace
         return recorder
 
     @torch.no_grad()

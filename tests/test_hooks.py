@@ -244,3 +244,19 @@ def test_head_table_and_head_label_refuse_bad_input() -> None:
         toy.head_table({"a": torch.ones(2, 2), "b": torch.ones(2, 3)})
     with pytest.raises(TypeError, match="layer must be an int"):
         head_label(0.0, 1)
+
+
+def test_a_forward_hook_may_call_trace_without_recursion() -> None:
+    mha, x = _layer()
+    calls = []
+
+    def hook(module, inputs, output):
+        calls.append(1)
+        return module.trace(inputs[0]).output  # what old notebooks did: no second call of the hook
+
+    with torch.no_grad():
+        expected = mha(x)
+        handle = mha.register_forward_hook(hook)
+        torch.testing.assert_close(mha(x), expected, atol=1e-5, rtol=1e-5)
+        handle.remove()
+    assert calls == [1]
