@@ -29,6 +29,12 @@ def _on_one_device(**tensors: Tensor) -> None:
                              f" move them to one device, e.g. {name}.to('{x.device}')")
 
 
+def check_has_tokens(name: str, x: Tensor, layout: str) -> None:
+    """Refuse an empty sequence: ``x`` of shape ``(B, T, d)`` with ``T = 0`` has nothing to attend to or from."""
+    if x.shape[-2] == 0:
+        raise ValueError(f"{name} must hold at least one token, got shape {_shape(x)} {layout}")
+
+
 def causal_mask(num_queries: int, num_keys: int, *, device: torch.device | str | None = None) -> Tensor:
     """``(Tq, Tk)`` bool, True where key ``j <= i`` for query ``i`` (may attend; top-left aligned as in SDPA)."""
     check_int("num_queries", num_queries)
@@ -245,6 +251,8 @@ class AdditiveAttention(nn.Module):
         check_tensor("queries", queries, 3, "(batch, queries, query_size)")
         check_tensor("keys", keys, 3, "(batch, keys, key_size)")
         check_tensor("values", values, 3, "(batch, keys, value_size)")
+        check_has_tokens("queries", queries, "(batch, queries, query_size)")
+        check_has_tokens("keys", keys, "(batch, keys, key_size)")
         for name, x in (("queries", queries), ("keys", keys), ("values", values)):
             check_same_device(name, x, self.w_v.weight.device, "layer")
         if keys.shape[1] != values.shape[1]:

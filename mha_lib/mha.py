@@ -39,7 +39,7 @@ from mha_lib._validate import (
     check_same_device,
     check_tensor,
 )
-from mha_lib.attention import build_mask, masked_weights
+from mha_lib.attention import build_mask, check_has_tokens, masked_weights
 from mha_lib.heads import merge_heads, split_heads
 
 HeadHook = Callable[[Tensor], "Tensor | None"]
@@ -317,8 +317,7 @@ class MultiHeadAttention(nn.Module):
         check_tensor(name, x, 3, layout)
         assert isinstance(x, Tensor)
         check_last_dim(name, x, width, width_name)
-        if x.shape[1] == 0:
-            raise ValueError(f"{name} must hold at least one token, got shape {_shape(x)} {layout}")
+        check_has_tokens(name, x, layout)
         weight = self.out_proj.weight
         check_same_device(name, x, weight.device, "layer")
         if x.dtype != weight.dtype and not _autocast_on(x.device.type):

@@ -8,7 +8,7 @@ import functools
 import pytest
 import torch
 
-from mha_lib import MultiHeadAttention, toy
+from mha_lib import AdditiveAttention, MultiHeadAttention, toy
 
 
 @pytest.fixture
@@ -59,6 +59,11 @@ def test_an_empty_sequence_is_refused_naming_the_argument(mha, cross) -> None:
         mha.trace(torch.randn(2, 0, 8))
     with pytest.raises(ValueError, match=r"keys must hold at least one token, got shape \(2, 0, 6\)"):
         cross(torch.randn(2, 3, 8), torch.randn(2, 0, 6), torch.randn(2, 0, 6))
+    additive = AdditiveAttention(8, 6, 4)
+    with pytest.raises(ValueError, match=r"queries must hold at least one token, got shape \(2, 0, 8\)"):
+        additive(torch.randn(2, 0, 8), torch.randn(2, 3, 6), torch.randn(2, 3, 6))
+    with pytest.raises(ValueError, match=r"keys must hold at least one token"):
+        additive(torch.randn(2, 1, 8), torch.randn(2, 0, 6), torch.randn(2, 0, 6))
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
