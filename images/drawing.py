@@ -73,6 +73,7 @@ def arrow(
     style: str = "-|>",
     zorder: float = 2,
     label: str = "",
+    label_size: float = 8.5,
     transform: object = None,
 ) -> FancyArrowPatch:
     """An arrow from ``start`` to ``end`` (bent by ``rad``); ``label`` is written above its middle in blue."""
@@ -86,7 +87,7 @@ def arrow(
         ax.figure.add_artist(patch)
     if label:
         ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.13, label, ha="center", va="bottom",
-                fontsize=7.5, color="#1f4e9c", family="monospace")
+                fontsize=label_size, color="#1f4e9c", family="monospace")
     return patch
 
 
