@@ -13,6 +13,8 @@ Bad input gets a ``TypeError`` (wrong type or dtype) or a ``ValueError`` (wrong 
 the argument, what was expected and what came. **NaN and inf** in ``queries``, ``keys`` or ``values`` raise a
 ``ValueError`` that names the argument and counts them: a non-finite input would reach every query that attends
 to it and, silently, every table and figure downstream. (Inside a model this usually means training diverged.)
+Devices: ``queries``, ``keys`` and ``values`` must be on the weights' device (a ``ValueError`` names both); masks
+follow the inputs (``valid_lens`` and ``head_gates`` are moved to their device).
 """
 
 from __future__ import annotations
