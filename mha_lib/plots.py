@@ -7,11 +7,13 @@ Orientation is fixed everywhere: in a heatmap row ``i`` is query ``i`` and colum
 image is ``weights[q, k]``, never its transpose); in the line view queries stand on the left, keys on the
 right. Bad input follows ``mha_lib._validate`` (``TypeError`` for a wrong type, ``ValueError`` for a wrong
 value, each naming the argument). NaN or inf values are refused with a ``ValueError`` that counts them: a
-figure never hides a NaN as an empty cell.
+figure never hides a NaN as an empty cell. Token labels are drawn as plain text: a ``$`` in a token is a
+dollar sign, never the start of a formula.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import matplotlib as mpl
@@ -99,6 +101,11 @@ def show_heatmaps(
     return fig
 
 
+def _literal(tokens: list[str]) -> list[str]:
+    """Tokens as matplotlib text: a ``$`` shows as a dollar sign, not the start of a formula (idempotent)."""
+    return [re.sub(r"(?<!\\)\$", r"\\$", t) for t in tokens]
+
+
 def _weights(trace: object, batch: object) -> tuple[np.ndarray, np.ndarray]:
     """One sequence's ``(h, Tq, Tk)`` weights and bool mask from a trace, checked."""
     trace = check_trace(trace)
@@ -129,6 +136,7 @@ def plot_attention_heads(
     q_tokens = check_tokens("q_tokens", q_tokens, weights.shape[1])
     k_tokens = q_tokens if k_tokens is None else k_tokens
     k_tokens = check_tokens("k_tokens", k_tokens, weights.shape[2])
+    q_tokens, k_tokens = _literal(q_tokens), _literal(k_tokens)
     if ncols is not None:
         check_int("ncols", ncols)
     size = check_number("size", size, positive=True)
@@ -181,7 +189,7 @@ def plot_head_lines(
             f"plot_head_lines draws self-attention (as many queries as keys), got weights {weights.shape[1:]}"
         )
     heads = check_heads(heads, weights.shape[0])
-    tokens = check_tokens("tokens", tokens, weights.shape[1])
+    tokens = _literal(check_tokens("tokens", tokens, weights.shape[1]))
     n = len(tokens)
     if query is not None:
         query = check_index("query", query, n, what=" (a query position, or None for all)")

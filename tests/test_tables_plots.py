@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 
 import numpy as np
@@ -477,3 +478,15 @@ def test_positional_curves_draw_the_columns_asked_for() -> None:
     assert [line.get_label() for line in ax.lines] == ["col 1", "col 6"]
     np.testing.assert_array_equal(ax.lines[1].get_ydata(), table[:, 6].numpy())
     np.testing.assert_array_equal(ax.lines[1].get_xdata(), np.arange(5))
+
+
+def test_a_dollar_in_a_token_is_drawn_as_text_not_as_a_formula(lopsided) -> None:
+    tokens = ["$x$", "US$5", "a", "b"]
+    heat = plot_attention_heads(lopsided, tokens)
+    assert [t.get_text() for t in heat.axes[0].get_yticklabels()][:2] == [r"\$x\$", r"US\$5"]
+    lines = plot_head_lines(lopsided, tokens)
+    assert r"\$x\$" in [t.get_text() for t in lines.axes[0].texts]
+    heat.savefig(io.BytesIO(), format="png")  # a lone "$x$" would be typeset as maths; escaped, it draws as text
+    assert plot_head_lines(lopsided, [r"\$x\$", "US$5", "a", "b"]).axes[0].texts[0].get_text() == r"\$x\$", (
+        "escaping twice changes nothing"
+    )
