@@ -62,8 +62,10 @@ def time_rounds(
     Interleaving makes a busy spell on a shared machine slow every candidate alike. ``device`` picks whether to
     synchronise CUDA around each call (default: whenever CUDA is available).
     """
-    if not isinstance(candidates, Mapping) or not candidates:
-        raise TypeError(f"candidates must be a non-empty dict of name -> function, got {type(candidates).__name__}")
+    if not isinstance(candidates, Mapping):
+        raise TypeError(f"candidates must be a dict of name -> function, got {type(candidates).__name__}")
+    if not candidates:
+        raise ValueError("candidates must name at least one function, got an empty dict")
     for name, fn in candidates.items():
         if not callable(fn):
             raise TypeError(f"candidates[{name!r}] must be a function taking no argument, got {type(fn).__name__}")

@@ -85,6 +85,8 @@ def test_timer_refuses_what_it_cannot_call() -> None:
         M.time_calls([lambda: None])
     with pytest.raises(TypeError, match="no argument"):
         M.time_calls({"a": 3})
+    with pytest.raises(ValueError, match="at least one"):
+        M.time_calls({})
 
 
 def test_saved_bytes_are_the_sum_of_shapes_times_itemsize() -> None:
