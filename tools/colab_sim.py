@@ -150,8 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
+    parser.add_argument("--build-only", action="store_true", help="only build the Colab-like venv (CI does it early)")
     args = parser.parse_args(argv)
     wheel = build_runtime()
+    if args.build_only:
+        return 0
     os.environ["JUPYTER_PATH"] = str(SIM / "jupyter")
     failed = 0
     for path in args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
