@@ -77,10 +77,10 @@ test-browser: install
 	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
 		echo "installing Debian's chromium (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
-	MHA_BROWSER_TEST=1 $(PY) -m pytest -p no:xdist -p no:randomly tests/browser -v $(BROWSER_ARGS)
+	MHA_BROWSER_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/browser -v $(BROWSER_ARGS)
 
 test-colab: install
-	$(PY) tools/colab_sim.py $(COLAB_ARGS)
+	timeout 1500 $(PY) tools/colab_sim.py $(COLAB_ARGS)
 
 # Each other Python gets its own venv .venv-pyXY with requirements.txt; a Python that is not found is skipped.
 test-pythons: $(addprefix test-python,$(OTHER_PYTHONS))
