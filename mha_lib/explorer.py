@@ -108,11 +108,6 @@ def _png(fig: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _label(token: str) -> str:
-    """A token as matplotlib text: a ``$`` is literal, not the start of a formula."""
-    return token.replace("$", r"\$")
-
-
 class AttentionExplorer(widgets.VBox):
     """A VBox that redraws one head (or all) of one layer of ``model`` for the sentence typed in ``text``.
 
@@ -243,7 +238,7 @@ class AttentionExplorer(widgets.VBox):
     def figure(self) -> Figure:
         """The figure for the current sentence, layer, head, view and causal setting (nothing is displayed)."""
         trace = self.trace()
-        tokens = [_label(t) for t in self.tokens()]
+        tokens = self.tokens()  # mha_lib.plots draws a "$" in a token as a dollar sign
         heads = None if self.head.value == ALL_HEADS else [self.head.value]
         if self.view.value == "lines":
             # By default draw only weights clearly above the uniform 1/T; below that every head is a solid block.
