@@ -97,4 +97,4 @@ test-lowest:
 	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) .venv-py* .venv-lowest .pytest_cache .ruff_cache .hypothesis browser-failures
+	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .hypothesis
