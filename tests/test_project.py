@@ -121,7 +121,10 @@ def test_d2l_is_installed_without_its_pins_everywhere() -> None:
 
 
 def test_ci_runs_the_readme_test_command() -> None:
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
+    for target in ("test-browser", "test-colab", "test-python$v", "test-lowest"):
+        assert f"make --no-print-directory {target}" in ci, f".ci/run runs make {target}"
     readme = (ROOT / "README.md").read_text()
     assert readme.index("make lab") < readme.index("## ") and readme.index("make test") < readme.index("## ")
 
