@@ -5,11 +5,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +17,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
+from lab_server import running_lab
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -176,48 +174,19 @@ def test_load_d2l_stand_in_only_when_torchvision_is_missing() -> None:
     assert result.stdout.strip() == "ok"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_jupyterlab_serves_the_notebooks(tmp_path: Path) -> None:
     """`make lab`, headless on 127.0.0.1: serves the repository root with the series; then it stops."""
     if not (Path(sys.prefix) / ".installed").exists():
         pytest.skip("runs `make lab` only inside the .venv that `make` manages")
-    port, token = _free_port(), "mha-test-token"
+    token = "mha-test-token"
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"))
-    lab_args = (
-        f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
-    )
-    server = subprocess.Popen(
-        ["make", "--no-print-directory", "-o", f"{Path(sys.prefix)}/.installed", "lab", f"LAB_ARGS={lab_args}",
-         f"VENV={Path(sys.prefix)}"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    try:
-        listing = None
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and server.poll() is None:
-            try:
-                url = f"http://127.0.0.1:{port}/api/contents/?token={token}"
-                with urllib.request.urlopen(url, timeout=5) as response:
-                    listing = json.load(response)
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert listing is not None, f"JupyterLab did not answer: {server.stderr.read() if server.poll() else ''}"
+    with running_lab(token=token, env=env, timeout=90) as base:
+        with urllib.request.urlopen(f"{base}/api/contents/?token={token}", timeout=5) as response:
+            listing = json.load(response)
         assert {"notebooks", "images", "mha_lib", "README.md"} <= {item["name"] for item in listing["content"]}
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/notebooks?token={token}") as response:
+        with urllib.request.urlopen(f"{base}/api/contents/notebooks?token={token}") as response:
             names = {item["name"] for item in json.load(response)["content"]}
         expected = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
         assert expected and expected <= names
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10) as response:
+        with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as response:
             assert response.status == 200
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)  # make and the JupyterLab it started
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)

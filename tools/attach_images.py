@@ -9,7 +9,6 @@ link uses are dropped. ``images/`` and its scripts stay the source. Idempotent: 
 
 from __future__ import annotations
 
-import argparse
 import base64
 import re
 import sys
@@ -17,7 +16,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebook_files import ROOT, run_over_notebooks  # noqa: E402
+
 IMAGES = ROOT / "images"
 RELATIVE = re.compile(r"(!\[[^\]]*\]\()\.\./images/([^)\s]+)(\))")
 ATTACHED = re.compile(r"!\[[^\]]*\]\(attachment:([^)\s]+)\)")
@@ -67,14 +68,7 @@ def attach(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path)
-    args = parser.parse_args(argv)
-    for path in args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")):
-        if attach(path):
-            print(f"{path}: attachments updated", file=sys.stderr)
-    return 0
-
+    return run_over_notebooks(attach, "attachments updated", __doc__.splitlines()[0], argv)
 
 if __name__ == "__main__":
     raise SystemExit(main())

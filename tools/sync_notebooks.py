@@ -6,16 +6,14 @@ Only the cell's source changes (its id, metadata and outputs stay); idempotent: 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebook_files import run_over_notebooks  # noqa: E402
 from setup_cell import SETUP_SOURCE  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def sync(path: Path) -> bool:
@@ -32,14 +30,7 @@ def sync(path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path)
-    args = parser.parse_args(argv)
-    for path in args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb")):
-        if sync(path):
-            print(f"{path}: setup cell rewritten", file=sys.stderr)
-    return 0
-
+    return run_over_notebooks(sync, "setup cell rewritten", __doc__.splitlines()[0], argv)
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -10,12 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +22,9 @@ if os.environ.get("MHA_BROWSER_TEST") != "1":
     pytest.skip("browser test: run `make test-browser`", allow_module_level=True)
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab_server import running_lab  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -53,11 +52,6 @@ c.FileContentsManager.pre_save_hook = refuse_save
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -73,38 +67,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
     )
-    port = _free_port()
-    lab_args = (
-        f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={TOKEN}"
-        " --LabApp.expose_app_in_browser=True"
-    )
-    log = (home / "server.log").open("w")
-    server = subprocess.Popen(
-        ["make", "--no-print-directory", "-o", f"{Path(sys.prefix)}/.installed", "lab", f"LAB_ARGS={lab_args}",
-         f"VENV={Path(sys.prefix)}"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=5):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    tail = (home / "server.log").read_text()[-3000:]
-                    raise RuntimeError(f"JupyterLab did not start: {tail}") from None
-                time.sleep(0.5)
-        yield base
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)  # make and the JupyterLab it started
+    log_path = home / "server.log"
+    with log_path.open("w") as log:
         try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-        log.close()
-        print(f"JupyterLab log: {home / 'server.log'}")
+            with running_lab(token=TOKEN, env=env, extra_args="--LabApp.expose_app_in_browser=True", log=log) as base:
+                yield base
+        except RuntimeError as err:
+            raise RuntimeError(f"{err}; server log tail:\n{log_path.read_text()[-3000:]}") from None
+        finally:
+            print(f"JupyterLab log: {log_path}")
 
 
 @pytest.fixture(scope="module")
