@@ -13,7 +13,7 @@ INSTALL_D2L = "%pip install -q --no-deps d2l==1.0.3"
 
 SETUP_SOURCE = f"""\
 # NBVAL_IGNORE_OUTPUT
-# Setup. On Colab this installs the course library; locally `make lab` already did.
+# Setup. On Colab this installs the series' library, mha_lib; locally `make lab` already did.
 import sys
 
 if "google.colab" in sys.modules:
