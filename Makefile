@@ -18,8 +18,8 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
 	@echo "make test          create .venv, install, run ruff and every test (notebooks included)"
-	@echo "make notebooks     sync setup cells, attach figures, re-execute every notebook in place (clean diffs)"
-	@echo "make images        regenerate the figures in images/ and the notebooks' attachments"
+	@echo "make notebooks     sync setup cells, re-execute every notebook in place (clean diffs)"
+	@echo "make images        regenerate the diagrams in images/ (then make notebooks shows them)"
 	@echo "make benchmark     run the full attention benchmark (minutes);"
 	@echo "                   make benchmark BENCH_ARGS=\"--dtype bfloat16 --device cuda\""
 	@echo "make test-browser  open every notebook in JupyterLab in headless Chromium (installs chromium if missing)"
@@ -62,12 +62,10 @@ test-env: install
 
 notebooks: install
 	$(PY) tools/sync_notebooks.py notebooks/*.ipynb
-	$(PY) tools/attach_images.py notebooks/*.ipynb
 	$(PY) tools/execute_notebooks.py notebooks/*.ipynb
 
 images: install
-	$(PY) images/make_figures.py
-	$(PY) tools/attach_images.py notebooks/*.ipynb
+	$(PY) images/src/make_figures.py
 
 benchmark: install
 	$(PY) benchmarks/mha_benchmark.py $(BENCH_ARGS)

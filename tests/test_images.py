@@ -1,4 +1,4 @@
-"""images/: each PNG is made by a script and up to date, each image a notebook shows exists, figure 03 = notebook 03."""
+"""images/: each PNG is made by a script in images/src/ and up to date; figure 03 shows what notebook 03 computes."""
 
 from __future__ import annotations
 
@@ -13,12 +13,13 @@ from matplotlib.figure import Figure
 
 ROOT = Path(__file__).resolve().parents[1]
 IMAGES = ROOT / "images"
+SCRIPTS = IMAGES / "src"
 
 
 @cache
 def _make_figures() -> dict:
-    """The namespace of images/make_figures.py (registry, fingerprint, read_lock, png_sha)."""
-    return runpy.run_path(str(IMAGES / "make_figures.py"), run_name="images")
+    """The namespace of images/src/make_figures.py (registry, fingerprint, read_lock, png_sha)."""
+    return runpy.run_path(str(SCRIPTS / "make_figures.py"), run_name="images")
 
 
 @cache
@@ -29,7 +30,7 @@ def _figures() -> dict[str, Figure]:
 def test_every_png_has_a_generator() -> None:
     registered = set(_figures())
     for png in IMAGES.glob("*.png"):
-        assert png.stem in registered, f"{png.name} is not produced by any images/figures_*.py"
+        assert png.stem in registered, f"{png.name} is not produced by any images/src/figures_*.py"
 
 
 def test_every_figure_has_its_png_and_a_lock_entry() -> None:
@@ -61,8 +62,8 @@ def test_fingerprint_sees_a_change_in_a_drawing() -> None:
 
 def test_soft_lookup_figure_shows_the_row_notebook_03_computes() -> None:
     # the figure computes the query "gato" with mha_lib; notebook 03 prints the same row term by term
-    texts = [t.get_text() for t in _figures()["03_soft_lookup"].axes[0].texts]  # (puts images/ on sys.path)
-    row = runpy.run_path(str(IMAGES / "figures_03.py"))["gato_row"]()
+    texts = [t.get_text() for t in _figures()["03_soft_lookup"].axes[0].texts]  # (puts images/src/ on sys.path)
+    row = runpy.run_path(str(SCRIPTS / "figures_03.py"))["gato_row"]()
     nb = nbformat.read(ROOT / "notebooks" / "03_scaled_dot_product_attention.ipynb", as_version=4)
     printed = [
         out["text"] for cell in nb.cells if cell.cell_type == "code"
@@ -75,18 +76,3 @@ def test_soft_lookup_figure_shows_the_row_notebook_03_computes() -> None:
     assert [float(total[1]), float(total[2])] == [round(o, 3) for o in row["output"]]
     assert all(f"{w:.2f}" in texts for w in row["weights"]), "the figure writes each weight"
 
-
-def test_notebook_images_exist() -> None:
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type != "markdown":
-                continue
-            for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", cell.source):
-                if target.startswith("http"):
-                    continue
-                if target.startswith("attachment:"):  # tools/attach_images.py embeds images/NAME as a cell attachment
-                    file = IMAGES / target.removeprefix("attachment:")
-                else:
-                    file = (path.parent / target).resolve()
-                assert file.exists(), f"{path.name} shows missing {target}"

@@ -8,7 +8,8 @@ setup cell's Colab branch runs. Each notebook is copied alone into an empty fold
 wheel built from this checkout instead of GitHub, and executed top to bottom; mha_lib and d2l are uninstalled
 between notebooks, so each setup cell really installs them. A notebook passes if no cell raises, no cell but the
 setup cell writes stderr, every code cell that shows a figure in the committed notebook shows one here
-(image/png), every markdown figure is an attachment, and every explorer redraws when its controls change.
+(image/png), no markdown figure is an attachment or a file beside the notebook, and every explorer redraws
+when its controls change.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,13 +31,14 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attach_images import ATTACHED, RELATIVE  # noqa: E402
 from find_python import find  # noqa: E402
 from setup_cell import REPOSITORY  # noqa: E402
 
 SIM = ROOT / "colab-sim"
 VENV = SIM / "venv"
 KERNEL = "colab-sim"
+# A markdown image: Colab shows https:// ones only (no attachments, no file beside the notebook).
+MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)")
 FAKE_COLAB = '"""Stand-in for Colab\'s module: its presence is how the setup cell knows it runs on Colab."""\n'
 # Drives every explorer the notebook left in its namespace, as a learner clicking would (ipywidgets 7 and 8).
 EXPLORER_CHECK = """
@@ -111,11 +114,8 @@ def check(path: Path, wheel: Path, timeout: int) -> list[str]:
     setup.source = setup.source.replace(f"git+{REPOSITORY}", wheel.as_uri())
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            relative = RELATIVE.search(cell.source)
-            if relative:
-                problems.append(f"cell {index}: a figure links a file beside the notebook: {relative[0]}")
-            missing = [n for n in ATTACHED.findall(cell.source) if n not in cell.get("attachments", {})]
-            problems += [f"cell {index}: attachment {n} is missing" for n in missing]
+            local = [t for t in MARKDOWN_IMAGE.findall(cell.source) if not t.startswith("https://")]
+            problems += [f"cell {index}: a markdown image Colab cannot show: {t}" for t in local]
     explorer = any("explorer" in c.source for c in nb.cells if c.cell_type == "code" and "import" in c.source)
     if explorer:
         nb.cells.append(nbformat.v4.new_code_cell(EXPLORER_CHECK))

@@ -1,8 +1,9 @@
-"""Regenerate the figures in images/: ``python images/make_figures.py [name ...]`` (``make images``).
+"""Regenerate the figures in images/: ``python images/src/make_figures.py [name ...]`` (``make images``).
 
-Each ``images/figures_*.py`` module defines ``FIGURES``, a dict from a file stem to a function that
+Each ``images/src/figures_*.py`` module defines ``FIGURES``, a dict from a file stem to a function that
 returns a ``matplotlib.figure.Figure``; the figure is written to ``images/<stem>.png``. The shared boxes,
-arrows and grids live in ``images/drawing.py``.
+arrows and grids live in ``images/src/drawing.py``. ``images/`` itself holds only the PNGs (and the lock):
+it ships inside the package as ``mha_lib.images``, so ``mha_lib.notebook.show_diagram`` finds them anywhere.
 
 ``images/figures.lock`` records, per figure, a fingerprint of what the script draws (texts, shapes, colours,
 image data: not pixels, so it does not depend on the font renderer) and the SHA-256 of the PNG written with it.
@@ -27,8 +28,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, Patch, Rectangle
 from matplotlib.text import Text
 
-HERE = Path(__file__).resolve().parent
-LOCK = HERE / "figures.lock"
+HERE = Path(__file__).resolve().parent  # images/src: the scripts
+IMAGES = HERE.parent  # images: the PNGs
+LOCK = IMAGES / "figures.lock"
 
 
 def registry() -> dict[str, Callable[[], Figure]]:
@@ -116,12 +118,12 @@ def main(names: list[str]) -> int:
     for stem in names or sorted(figures):
         fig = figures[stem]()
         drawn = fingerprint(fig)  # before drawing: saving lays the figure out and adds tick labels
-        path = HERE / f"{stem}.png"
+        path = IMAGES / f"{stem}.png"
         fig.savefig(path, dpi=100, metadata={"Software": None})
         lock[stem] = (drawn, png_sha(path))
         print(f"images/{stem}.png")
     lock = {stem: row for stem, row in lock.items() if stem in figures}
-    header = "# stem  fingerprint-of-the-drawing  sha256-of-the-png   (written by images/make_figures.py)\n"
+    header = "# stem  fingerprint-of-the-drawing  sha256-of-the-png   (written by images/src/make_figures.py)\n"
     LOCK.write_text(header + "".join(f"{stem} {p} {png}\n" for stem, (p, png) in sorted(lock.items())))
     return 0
 
