@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
-from mha_lib.notebook import setup
+from mha_lib.notebook import TRAINING_SEED_VARIABLE, setup, training_seed
 
 
 @pytest.fixture(autouse=True)
@@ -36,3 +36,27 @@ def test_the_same_seed_gives_the_same_draws() -> None:
 def test_bad_arguments_are_named(kwargs, error, message) -> None:
     with pytest.raises(error, match=message):
         setup(**kwargs)
+
+
+def test_training_seed_is_the_committed_one_unless_a_run_is_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(TRAINING_SEED_VARIABLE, raising=False)
+    assert training_seed(2) == 2
+    monkeypatch.setenv(TRAINING_SEED_VARIABLE, "3")
+    assert [training_seed(2), training_seed(5)] == [3002, 3005], "each model keeps its own seed in run 3"
+    monkeypatch.setenv(TRAINING_SEED_VARIABLE, "")
+    assert training_seed(2) == 2
+
+
+@pytest.mark.parametrize(("run", "match"), [("two", "got 'two'"), ("0", "got '0'"), ("-1", "got '-1'")])
+def test_training_seed_refuses_a_run_that_is_not_a_positive_whole_number(
+    monkeypatch: pytest.MonkeyPatch, run: str, match: str
+) -> None:
+    monkeypatch.setenv(TRAINING_SEED_VARIABLE, run)
+    with pytest.raises(ValueError, match=f"MHA_TRAINING_SEED must be a whole number >= 1 \\(a run\\), {match}"):
+        training_seed(2)
+
+
+@pytest.mark.parametrize(("committed", "error"), [(1000, ValueError), (-1, ValueError), (2.0, TypeError)])
+def test_training_seed_refuses_a_bad_committed_seed(committed: object, error: type) -> None:
+    with pytest.raises(error, match="committed must be"):
+        training_seed(committed)

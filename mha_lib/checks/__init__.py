@@ -1,0 +1,14 @@
+"""Checks for the implement-it exercises: each compares a learner's function with ``mha_lib`` on several cases.
+
+``checks.masked_softmax(my_masked_softmax)`` prints ``✓`` when every case matches, ``…`` while the function is
+still the stub, or ``✗`` with the first failing case, what was expected, what came, and a hint; it never shows a
+traceback. ``strict=True`` raises ``CheckFailed`` unless every case passes (the nbgrader hidden tests use it).
+One module per notebook topic (``masks`` for 04, ...); each lists its checks in ``__all__``.
+"""
+
+from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
+
+# One line per topic module, in the order of the notebooks.
+from mha_lib.checks.masks import masked_softmax  # 04
+
+__all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax"]
