@@ -1,14 +1,17 @@
 """mha_lib.checks: each check passes the library's own answer, calls a stub "not attempted", names a bug's case.
 
-A new check adds one row to ``CHECKS``: the check, a correct function, and buggy ones with the case each must fail.
+A new check adds a row to ``ROWS`` in its topic's module in ``tests/check_cases/``: the check, a correct function,
+and buggy ones with the case each must fail.
 """
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
 import torch
 
-import mha_lib
 from mha_lib import checks
 from mha_lib.checks import Case, CheckFailed, difference, run
 
@@ -21,23 +24,9 @@ def _raises_stub(*args, **kwargs):
     raise NotImplementedError
 
 
-def _softmax_no_dead_rows(scores, valid_lens):
-    keys = torch.arange(scores.shape[-1])
-    lens = valid_lens if valid_lens.dim() == 2 else valid_lens[:, None].expand(scores.shape[:2])
-    return torch.softmax(scores.masked_fill(keys >= lens[..., None], float("-inf")), dim=-1)
-
-
-def _softmax_one_length_per_sequence(scores, valid_lens):
-    keys = torch.arange(scores.shape[-1])
-    masked = scores.masked_fill(keys >= valid_lens[:, None, None], float("-inf"))
-    return torch.softmax(masked, dim=-1).nan_to_num(0.0)
-
-
-# (check, a correct function, [(a buggy function, the number of the first case it must fail), ...])
-CHECKS = [
-    (checks.masked_softmax, mha_lib.masked_softmax,
-     [(_softmax_no_dead_rows, 5), (_softmax_one_length_per_sequence, 4), (lambda s, v: torch.softmax(s, -1), 2)]),
-]
+# Every row of every module in tests/check_cases/: (check, a correct function, [(bug, first failing case), ...])
+CHECKS = [row for module in sorted((Path(__file__).parent / "check_cases").glob("[a-z]*.py"))
+          for row in importlib.import_module(f"check_cases.{module.stem}").ROWS]
 IDS = [check.__name__ for check, _, _ in CHECKS]
 
 
@@ -83,8 +72,8 @@ def test_a_check_leaves_the_global_random_state_alone(check, correct, bugs) -> N
 
 def test_a_failed_strict_check_shows_its_message_without_a_traceback() -> None:
     with pytest.raises(CheckFailed) as caught:
-        checks.masked_softmax(_softmax_no_dead_rows, strict=True)
-    assert caught.value._render_traceback_()[0].startswith("✗ masked_softmax: case 5 of ")
+        checks.masked_softmax(lambda s, v: torch.softmax(s, -1).nan_to_num(0.0), strict=True)
+    assert caught.value._render_traceback_()[0].startswith("✗ masked_softmax: case 2 of ")
     assert isinstance(caught.value, AssertionError), "nbgrader counts any error as a failed test"
 
 

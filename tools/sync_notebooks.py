@@ -13,7 +13,7 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_files import run_over_notebooks  # noqa: E402
-from setup_cell import SETUP_SOURCE  # noqa: E402
+from setup_cell import setup_source  # noqa: E402
 
 
 def sync(path: Path) -> bool:
@@ -22,9 +22,10 @@ def sync(path: Path) -> bool:
     setup = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     if setup is None:
         raise ValueError(f"{path}: expected a setup cell (a code cell), found no code cell")
-    if setup.source == SETUP_SOURCE:
+    wanted = setup_source(path.name)
+    if setup.source == wanted:
         return False
-    setup.source = SETUP_SOURCE
+    setup.source = wanted
     nbformat.write(nb, path)
     return True
 
