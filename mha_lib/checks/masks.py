@@ -1,13 +1,54 @@
-"""Checks for notebook 04: a masked softmax that gives exactly 0 to padded keys, and 0 (not NaN) to dead rows."""
+"""Checks for notebook 04: a padding and causal mask in mha_lib's polarity, and a masked softmax that gives exactly
+0 to masked keys and 0 (not NaN) to rows with nothing to read."""
 
 from __future__ import annotations
 
 import torch
 
+from mha_lib.attention import causal_mask, valid_lens_mask
 from mha_lib.attention import masked_softmax as library_masked_softmax
 from mha_lib.checks._core import Case, generator, run, verdict
 
-__all__ = ["masked_softmax"]
+__all__ = ["attention_mask", "masked_softmax"]
+
+
+def _library_mask(valid_lens: torch.Tensor, num_queries: int, num_keys: int, causal: bool) -> torch.Tensor:
+    """``(B, T_q, T_k)`` bool, True = may attend: the padding mask of ``valid_lens``, and the causal mask if asked."""
+    mask = valid_lens_mask(valid_lens, num_queries, num_keys)
+    return mask & causal_mask(num_queries, num_keys) if causal else mask
+
+
+def _mask_cases() -> list[Case]:
+    specs = [
+        ("padding: valid_lens = [3, 5], 5 queries, 5 keys", torch.tensor([3, 5]), 5, 5, False,
+         "True means *may attend* (mha_lib's and F.scaled_dot_product_attention's polarity, the opposite of "
+         "masked_fill's): key j of sequence b is True when j < valid_lens[b]; return a bool tensor (B, T_q, T_k)"),
+        ("cross-attention: 2 queries read 5 keys, valid_lens = [3, 5]", torch.tensor([3, 5]), 2, 5, False,
+         "queries and keys may differ in number: the mask is (B, num_queries, num_keys), the same row for every "
+         "query of a sequence (compare torch.arange(num_keys) with valid_lens[:, None, None], then expand)"),
+        ("causal, no padding: valid_lens = [5, 5]", torch.tensor([5, 5]), 5, 5, True,
+         "causal: query i may attend key j only when j <= i, the lower triangle (torch.tril, not triu), and "
+         "it combines with the padding mask by & (and), never |"),
+        ("causal and padding: valid_lens = [3, 5]", torch.tensor([3, 5]), 5, 5, True,
+         "combine the two masks with & (and): a key is readable only when every mask allows it"),
+        ("one length per query, shape (B, T_q): [[1, 2, 3, 3, 3], [5, 4, 3, 2, 1]]",
+         torch.tensor([[1, 2, 3, 3, 3], [5, 4, 3, 2, 1]]), 5, 5, False,
+         "a (B, T_q) valid_lens gives each query row its own length: compare with valid_lens[:, :, None]"),
+        ("a sequence of length 0: valid_lens = [0, 2]", torch.tensor([0, 2]), 3, 3, False,
+         "length 0 leaves rows with no True at all (section 6's row with nothing to read): do not clamp it to 1"),
+        ("another shape: 3 sequences, 4 queries, 7 keys, causal, valid_lens = [7, 2, 5]", torch.tensor([7, 2, 5]),
+         4, 7, True,
+         "read B, num_queries and num_keys from the arguments; with 4 queries and 7 keys the causal mask keeps "
+         "key j <= query i (torch.ones(4, 7).tril(), aligned top-left as in F.scaled_dot_product_attention)"),
+    ]
+    return [Case(name, (lens, tq, tk), _library_mask(lens, tq, tk, causal), kwargs={"causal": causal}, hint=hint)
+            for name, lens, tq, tk, causal, hint in specs]
+
+
+def attention_mask(fn: object, *, strict: bool = False) -> None:
+    """Check ``fn(valid_lens, num_queries, num_keys, causal=...)`` -> ``(B, T_q, T_k)`` bool, True = may attend."""
+    verdict(run("attention_mask", fn, _mask_cases(), reference="mha_lib's valid_lens_mask & causal_mask"),
+            strict=strict)
 
 
 def _cases() -> list[Case]:
