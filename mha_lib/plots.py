@@ -249,29 +249,72 @@ def plot_positional_heatmap(
     return fig
 
 
+def _column_ranges(table: pd.DataFrame, data: np.ndarray, ranges: object) -> list[tuple[float, float]]:
+    """One ``(low, high)`` colour range per column: ``ranges[column]`` where given, else from 0 to the largest value."""
+    if ranges is None:
+        ranges = {}
+    if not isinstance(ranges, dict):
+        raise TypeError(f"ranges must be a dict of column -> (low, high), got {type(ranges).__name__}")
+    unknown = [c for c in ranges if c not in table.columns]
+    if unknown:
+        raise ValueError(f"ranges names columns that are not in table: {unknown}; its columns: {list(table.columns)}")
+    out = []
+    for j, column in enumerate(table.columns):
+        if column in ranges:
+            given = ranges[column]
+            if not (isinstance(given, (tuple, list)) and len(given) == 2):
+                raise TypeError(f"ranges[{column!r}] must be a pair (low, high), got {given!r}")
+            low, high = (check_number(f"ranges[{column!r}]", v) for v in given)
+            if not low < high:
+                raise ValueError(f"ranges[{column!r}] must have low < high, got ({low}, {high})")
+        else:
+            low, high = min(0.0, float(data[:, j].min())), float(data[:, j].max())
+            high = high if high > low else low + 1.0  # a column of zeros: any scale draws it pale
+        out.append((low, high))
+    return out
+
+
 def plot_head_table(
     table: pd.DataFrame, *, title: str | None = None, cmap: str = "Blues", vmin: float | None = 0.0,
-    vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1,
+    vmax: float | None = 1.0, fmt: str = "{:.2f}", size: float = 1.1, by_column: bool = False,
+    ranges: dict[str, tuple[float, float]] | None = None,
 ) -> Figure:
     """A heads-by-scores table (``toy.head_scores``, importance scores) as an annotated heatmap, one row per head.
 
-    Rows indexed by ``(layer, head)`` tuples are labelled ``L{layer}H{head}``.
+    Rows indexed by ``(layer, head)`` tuples are labelled ``L{layer}H{head}``. By default every cell shares one
+    colour scale (``vmin`` to ``vmax``) with a colour bar. ``by_column=True`` colours each column on its own scale,
+    for columns in different units: from ``ranges[column]`` where given, else from 0 to the column's largest
+    value; each column's label then says its range, and there is no colour bar.
     """
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be a pandas DataFrame (heads x scores), got {type(table).__name__}")
+    if not isinstance(by_column, bool):
+        raise TypeError(f"by_column must be True or False, got {type(by_column).__name__} {by_column!r}")
     data = table.to_numpy(dtype=float)
     check_finite("table", data)
-    fig = Figure(figsize=(size * data.shape[1] + 1.6, 0.38 * data.shape[0] + 1.0), layout="constrained")
+    labels = [str(c) for c in table.columns]
+    if by_column:
+        limits = _column_ranges(table, data, ranges)
+        shade = np.stack([(data[:, j] - lo) / (hi - lo) for j, (lo, hi) in enumerate(limits)], axis=1)
+        labels = [f"{name}\n({fmt.format(lo)} to {fmt.format(hi)})" for name, (lo, hi) in zip(labels, limits)]
+        vmin, vmax = 0.0, 1.0
+    elif ranges is not None:
+        raise ValueError("ranges colours each column on its own scale: pass it with by_column=True")
+    else:
+        shade = data
+    height = 0.38 * data.shape[0] + (1.3 if by_column else 1.0)
+    fig = Figure(figsize=(size * data.shape[1] + 1.6, height), layout="constrained")
     ax = fig.subplots()
-    image = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(data.shape[1]), [str(c) for c in table.columns])
+    image = ax.imshow(shade, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(data.shape[1]), labels)
     ax.set_yticks(range(data.shape[0]), [head_label(*i) if isinstance(i, tuple) else str(i) for i in table.index])
     ax.xaxis.tick_top()
     lo, hi = image.get_clim()
     for (i, j), value in np.ndenumerate(data):
-        dark = hi > lo and (value - lo) / (hi - lo) > 0.6
+        dark = hi > lo and (shade[i, j] - lo) / (hi - lo) > 0.6
         ax.text(j, i, fmt.format(value), ha="center", va="center", fontsize=9, color="white" if dark else "black")
     if title:
         ax.set_title(title, fontsize=10)
-    fig.colorbar(image, ax=ax, shrink=0.8)
+    if not by_column:
+        fig.colorbar(image, ax=ax, shrink=0.8)
     return fig
