@@ -289,3 +289,63 @@ def test_prune_heads_removes_every_head_once(by: str) -> None:
     if by == "ablation":
         first = toy.head_table({"dL": toy.ablation_scores(model, batch)})["dL"].idxmin()  # (layer, head)
         assert removed[0] == first
+
+
+def test_head_scores_with_gates_score_the_later_layers_without_the_gated_head() -> None:
+    model = _model()
+    batch = toy.induction_task(8, 10, 12, max_period=5, seed=0)
+    table = toy.head_scores(model, batch)
+    pd.testing.assert_frame_equal(toy.head_scores(model, batch, head_gates=torch.ones(2, 2)), table)
+    gates = torch.ones(2, 2)
+    gates[0, 1] = 0.0
+    gated = toy.head_scores(model, batch, head_gates=gates)
+    pd.testing.assert_frame_equal(gated.loc[[0]], table.loc[[0]])  # a gate acts after the head's own pattern
+    assert not gated.loc[[1]].equals(table.loc[[1]]), "layer 1 reads a stream without head (0, 1)"
+
+
+def test_sequence_gate_gradients_are_each_sequences_own_gradient() -> None:
+    model = _model()
+    batch = toy.induction_task(4, 10, 12, max_period=5, seed=0)
+    scored = batch.scored.clone()
+    scored[2] = False  # a sequence without loss positions gets 0
+    batch = toy.TaskBatch(batch.inputs, batch.targets, scored, batch.periods)
+    gates = torch.ones(2, 2)
+    gates[1, 0] = 0.0
+    for head_gates in (None, gates):
+        grads = toy.sequence_gate_gradients(model, batch, head_gates=head_gates)  # (B, L, h)
+        assert grads.shape == (4, 2, 2)
+        for i in (0, 1, 3):
+            one = toy.TaskBatch(batch.inputs[i : i + 1], batch.targets[i : i + 1], batch.scored[i : i + 1])
+            torch.testing.assert_close(grads[i], toy.gate_gradients(model, one, head_gates=head_gates))
+        assert torch.equal(grads[2], torch.zeros(2, 2))
+    assert all(not block.attn._head_hooks for block in model.blocks), "no hook left behind"
+    every = toy.sequence_gate_gradients(model, batch, scored=False)[2]
+    one = toy.TaskBatch(batch.inputs[2:3], batch.targets[2:3], batch.scored[2:3])
+    torch.testing.assert_close(every, toy.gate_gradients(model, one, scored=False))
+
+
+def test_gradient_scores_in_one_pass_equal_the_loop() -> None:
+    model = _model()
+    batch = toy.induction_task(6, 10, 12, max_period=5, seed=1)
+    gates = torch.ones(2, 2)
+    gates[0, 0] = 0.0
+    for head_gates in (None, gates):
+        torch.testing.assert_close(toy.gradient_scores(model, batch, head_gates=head_gates, one_pass=True),
+                                   toy.gradient_scores(model, batch, head_gates=head_gates))
+
+
+def test_prune_heads_reports_a_held_out_batch_and_one_pass_keeps_the_order() -> None:
+    model = _model()
+    batch = toy.induction_task(6, 10, 12, max_period=5, seed=0)
+    held_out = toy.induction_task(6, 10, 12, max_period=5, seed=1)
+    plain = toy.prune_heads(model, batch, by="gradient")
+    curve = toy.prune_heads(model, batch, by="gradient", held_out=held_out, one_pass=True)
+    assert list(curve.columns) == ["layer", "head", "loss", "held-out loss"]
+    pd.testing.assert_frame_equal(curve[["layer", "head"]], plain[["layer", "head"]])
+    with torch.no_grad():
+        full = float(toy.task_loss(model, held_out, scored=True))
+        none = float(toy.task_loss(model, held_out, scored=True, head_gates=torch.zeros(2, 2)))
+    assert curve["held-out loss"].iloc[0] == pytest.approx(full)
+    assert curve["held-out loss"].iloc[-1] == pytest.approx(none)
+    with pytest.raises(TypeError, match="one_pass must be True or False"):
+        toy.prune_heads(model, batch, one_pass="yes")  # type: ignore[arg-type]
