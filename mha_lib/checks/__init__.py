@@ -9,12 +9,15 @@ One module per notebook topic (``masks`` for 04, ...); each lists its checks in 
 from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
 
 # One line per topic module, in the order of the notebooks.
+from mha_lib.checks.ablation import ablation_scores  # 09
+from mha_lib.checks.detectors import induction_score  # 08
 from mha_lib.checks.efficient import online_attention  # 10
 from mha_lib.checks.heads import merge_heads, split_heads  # 05
 from mha_lib.checks.inspect import previous_token_score  # 06
 from mha_lib.checks.masks import attention_mask, masked_softmax  # 04
 from mha_lib.checks.positions import sinusoidal_table  # 07
+from mha_lib.checks.pretrained import load_attention  # 12
 
-__all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax",
-           "attention_mask", "split_heads", "merge_heads", "sinusoidal_table",
+__all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax", "induction_score", "ablation_scores",
+           "attention_mask", "split_heads", "merge_heads", "sinusoidal_table", "load_attention",
            "previous_token_score", "online_attention"]
