@@ -91,8 +91,8 @@ def split_heads_diagram() -> Figure:
     cells(ax, x0, y0, tokens, d, lambda r, c: colours[c], cell=cell, text=lambda r, c: str(c) if r == 0 else None)
     for r in range(tokens):
         ax.text(x0 - 0.15, y0 + (tokens - 0.5 - r) * cell, f"t{r}", ha="right", va="center", fontsize=8)
-    ax.text(x0 + d * cell / 2, y0 + tokens * cell + 0.45, "W_query(x): one sequence\n$(T, d_{out})$, $d_{out}=6$",
-            ha="center", va="bottom", fontsize=10)
+    ax.text(x0 + d * cell / 2, y0 + tokens * cell + 0.45,
+            "W_query(x), sequence 0 of $B = 2$\n$(T, d_{out})$, $d_{out}=6$", ha="center", va="bottom", fontsize=10)
     ax.text(x0 + d * cell / 2, y0 - 0.35, "column numbers on top", ha="center", va="top", fontsize=8, color=GREY)
 
     # Panel 2: the heads, after view + transpose
@@ -108,7 +108,7 @@ def split_heads_diagram() -> Figure:
               cell=0.3, text=lambda r, c, cols=cols: str(cols[c]) if r == 0 else None)
         ax.text(x1 + head_dim * 0.3 + 0.15, y + 0.2 - 0.05, f"head {i}: columns {cols[0]}-{cols[-1]}",
                 ha="left", va="center", fontsize=9, color=HEAD_COLOURS[i])
-    ax.text(x1 + 1.1, 5.75, "$(B, h, T, d_{out}/h)$", ha="center", va="center", fontsize=10)
+    ax.text(x1 + 1.1, 5.75, "$(B, h, T, d_{out}/h)$: sequence 0's heads", ha="center", va="center", fontsize=10)
 
     # Panel 3: d2l folds the heads into the batch
     arrow(ax, (9.6, 2.75), (11.2, 2.75), colour=GREY, width=1.6, shrink=0)
@@ -125,7 +125,8 @@ def split_heads_diagram() -> Figure:
             ax.text(x2 + 0.7, y + slab_h / 2, f"row {row}", ha="center", va="center", fontsize=8, color="white")
             ax.text(x2 + 1.55, y + slab_h / 2, f"sequence {b}, head {i}", ha="left", va="center", fontsize=9)
     ax.text(x2 + 1.6, 5.85, "$(B \\cdot h, T, d_{out}/h)$, $B=2$", ha="center", va="center", fontsize=10)
-    ax.text(x2 + 1.6, 0.35, "row $= b \\cdot h + i$: so valid_lens must be\nrepeat_interleave'd, not repeat'ed",
+    ax.text(x2 + 1.6, 0.6, "rows 3-5 come from sequence 1, split the same way\n"
+            "row $= b \\cdot h + i$: so valid_lens must be\nrepeat_interleave'd, not repeat'ed",
             ha="center", va="center", fontsize=9, color="#333333", style="italic")
     return fig
 
