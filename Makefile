@@ -13,7 +13,7 @@ LOWEST_PYTHON ?= 3.10
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
-	test-lowest test-env clean
+	test-lowest test-env test-cpus test-seeds clean
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -23,7 +23,9 @@ help:
 	@echo "make benchmark     run the full attention benchmark (minutes);"
 	@echo "                   make benchmark BENCH_ARGS=\"--dtype bfloat16 --device cuda\""
 	@echo "make test-browser  open every notebook in JupyterLab in headless Chromium (installs chromium if missing)"
-	@echo "make test-colab    run every notebook alone in a Colab-like venv"
+	@echo "make test-colab    run every notebook alone on Colab's published CPU runtime (Python 3.13, torch 2.11)"
+	@echo "make test-cpus     every notebook, strict, under each CPU kernel set this CPU runs (default, avx2, avx512)"
+	@echo "make test-seeds    retrain each training notebook with seeds 1-5 under each kernel set: every assert holds"
 	@echo "make test-pythons  every test under Python $(OTHER_PYTHONS) (each found one, in .venv-pyXY)"
 	@echo "make test-lowest   every test under the lowest declared versions (requirements-lowest.txt)"
 
@@ -79,6 +81,14 @@ test-browser: install
 
 test-colab: install
 	timeout 1500 $(PY) tools/colab_sim.py $(COLAB_ARGS)
+
+# Each kernel set this CPU offers, one thread per process, side by side (tools/cpu_kernels.py).
+test-cpus: install
+	$(PY) tools/cpu_kernels.py $(CPUS_ARGS)
+
+# Every notebook that calls training_seed(...), with MHA_TRAINING_SEED=1..5, under each kernel set (tools/seeds.py).
+test-seeds: install
+	$(PY) tools/seeds.py $(SEEDS_ARGS)
 
 # Each other Python gets its own venv .venv-pyXY with requirements.txt; a Python that is not found is skipped.
 test-pythons: $(addprefix test-python,$(OTHER_PYTHONS))

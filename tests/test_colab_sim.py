@@ -120,3 +120,15 @@ def test_colab_s_versions_are_compared_without_the_local_label() -> None:
 def test_the_tools_say_what_they_do(name: str) -> None:
     text = (ROOT / "tools" / name).read_text()
     assert text.startswith('"""')
+
+
+def test_the_readme_names_the_colab_runtime_it_tests() -> None:
+    readme = (ROOT / "README.md").read_text()
+    platforms = readme.split("## Tested platforms", 1)[1].split("\n## ", 1)[0]
+    pins = colab_pins(PUBLISHED)
+    date = PUBLISHED.splitlines()[0].split("(")[-1].split(")")[0]
+    assert date in platforms and f"Python {colab_python(PUBLISHED)}" in platforms
+    for name, shown in [("torch", "torch"), ("numpy", "NumPy"), ("pandas", "pandas"), ("matplotlib", "matplotlib"),
+                        ("ipython", "IPython"), ("ipykernel", "ipykernel"), ("ipywidgets", "ipywidgets"),
+                        ("notebook", "notebook")]:
+        assert f"{shown} {public(pins[name])}" in platforms.replace("\n  ", " "), name

@@ -121,7 +121,7 @@ def test_d2l_is_installed_without_its_pins_everywhere() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
-    for target in ("test-browser", "test-colab", "test-python$v", "test-lowest"):
+    for target in ("test-seeds", "test-cpus", "test-browser", "test-colab", "test-python$v", "test-lowest"):
         assert f"make --no-print-directory {target}" in ci, f".ci/run runs make {target}"
     readme = (ROOT / "README.md").read_text()
     assert readme.index("make lab") < readme.index("## ") and readme.index("make test") < readme.index("## ")
@@ -190,3 +190,43 @@ def test_jupyterlab_serves_the_notebooks(tmp_path: Path) -> None:
         assert expected and expected <= names
         with urllib.request.urlopen(f"{base}/lab?token={token}", timeout=10) as response:
             assert response.status == 200
+
+
+def test_every_ci_target_is_in_make_help_and_the_readme() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    help_text = makefile.split("\nhelp:", 1)[1].split("\n\n", 1)[0]
+    readme = (ROOT / "README.md").read_text()
+    for target in ("test-cpus", "test-seeds", "test-colab", "test-browser", "test-pythons", "test-lowest"):
+        assert f"\n{target}:" in makefile, f"make {target} exists"
+        assert f"make {target} " in help_text, f"`make help` names {target}"
+        assert f"`make {target}`" in readme, f"README names make {target}"
+
+
+def test_nothing_in_the_repository_points_outside_it() -> None:
+    """A fresh clone has only itself: the Colab package list, say, is a committed copy (tools/colab/)."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    outside = "/".join(["..", "shared"])  # spelled so that this file does not name it
+    pointing = []
+    for name in tracked.splitlines():
+        path = ROOT / name
+        if path.suffix in {".py", ".md", ".txt", ".toml", ".yml", ".cfg", ".json", ".ipynb", ""} and path.is_file():
+            if outside in path.read_text(errors="ignore"):
+                pointing.append(name)
+    assert not pointing, f"these point at {outside}, which a clone does not have: {pointing}"
+
+
+def test_the_readme_names_the_tested_versions() -> None:
+    """README's tested platforms: the pins of requirements.txt (3.11, and 3.10's own) and the lowest set."""
+    readme = (ROOT / "README.md").read_text()
+    platforms = readme.split("## Tested platforms", 1)[1].split("\n## ", 1)[0].replace("\n  ", " ")
+
+    def pin(name: str, python: str | None, path: str = "requirements.txt") -> str:
+        return next(iter(_requirements(python, path)[name].specifier)).version
+
+    shown = {"torch": "torch", "numpy": "NumPy", "pandas": "pandas", "matplotlib": "matplotlib", "tqdm": "tqdm"}
+    reference = "(" + ", ".join(f"{shown[n]} {pin(n, '3.11')}" for n in ("torch", "numpy", "pandas", "matplotlib"))
+    assert f"3.11, 3.12 and 3.13 with the pinned set of `requirements.txt` {reference})" in platforms
+    oldest = ", ".join(f"{shown[n]} {pin(n, '3.10')}" for n in ("numpy", "pandas", "matplotlib"))
+    assert f"3.10 with the newest releases that support it ({oldest})" in platforms
+    lowest = ", ".join(f"{shown[n]} {pin(n, None, 'requirements-lowest.txt')}" for n in shown)
+    assert f"the lowest declared versions on {_supported_pythons()[0]} ({lowest})" in platforms
