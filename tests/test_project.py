@@ -230,3 +230,10 @@ def test_the_readme_names_the_tested_versions() -> None:
     assert f"3.10 with the newest releases that support it ({oldest})" in platforms
     lowest = ", ".join(f"{shown[n]} {pin(n, None, 'requirements-lowest.txt')}" for n in shown)
     assert f"the lowest declared versions on {_supported_pythons()[0]} ({lowest})" in platforms
+
+
+def test_every_package_of_mha_lib_is_in_the_wheel() -> None:
+    """A subpackage missing from pyproject's explicit list installs nowhere but here (Colab: ImportError)."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mha_lib").rglob("__init__.py")}
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
