@@ -109,7 +109,9 @@ def masked_weights(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Softmax over the last axis of ``scores``, with exactly 0 where ``mask`` is False."""
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    # where() reads the scores and writes the masked copy in one pass (masked_fill would clone, then fill).
+    # where() reads the scores and writes the masked copy in one pass (masked_fill would clone, then fill), and its
+    # backward sends blocked scores a gradient of exactly 0: the NaN that softmax's backward makes for a row with
+    # no allowed key stays out of the scores' gradient (an additive -inf mask would pass it on).
     weights = torch.softmax(torch.where(mask, scores, float("-inf")), dim=-1)
     # A row with no allowed key is all -inf, and softmax turns it into NaN; make it 0 instead.
     dead_rows = ~mask.any(dim=-1, keepdim=True)
