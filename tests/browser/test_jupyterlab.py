@@ -128,6 +128,21 @@ def _local_images(path: Path) -> int:
     return sum(not t.startswith(("http://", "https://")) for t in targets)
 
 
+def _stored_images(path: Path) -> tuple[list[int], set[int]]:
+    """How many image/png outputs each cell of the committed notebook holds (figures, `show_diagram` diagrams), and
+    which cells have their outputs collapsed (an exercise's answer: `make notebooks` hides it)."""
+    nb = nbformat.read(path, as_version=4)
+    counts = [sum("image/png" in o.get("data", {}) for o in c.get("outputs", [])) for c in nb.cells]
+    collapsed = {i for i, c in enumerate(nb.cells) if c.metadata.get("jupyter", {}).get("outputs_hidden")}
+    return counts, collapsed
+
+
+def _not_rendered(stored: list[int], shown: list[list[int]], skip: set[int]) -> list[str]:
+    """The cells whose stored images are not all on the page with a non-zero natural width."""
+    return [f"cell {i}: {n} stored, natural widths {shown[i]}" for i, n in enumerate(stored)
+            if i not in skip and (len(shown[i]) != n or 0 in shown[i])]
+
+
 def _scroll_through(page: Page) -> None:
     """Scroll the notebook from top to bottom: JupyterLab renders a markdown cell when it comes into view."""
     cells = page.locator(".jp-Notebook .jp-Cell")
@@ -136,28 +151,54 @@ def _scroll_through(page: Page) -> None:
     page.wait_for_timeout(500)
 
 
-def _images(page: Page) -> list[dict]:
-    _scroll_through(page)
+def _loaded(page: Page, selector: str) -> list[dict]:
+    """Every ``img`` under ``selector``, once each has loaded: its source (cut short) and natural width."""
     page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('.jp-MarkdownCell img')).every(i => i.complete)"
+        "s => Array.from(document.querySelectorAll(s)).every(i => i.complete)", arg=selector
     )
     return page.evaluate(
-        """() => Array.from(document.querySelectorAll('.jp-MarkdownCell img')).map(
-            i => ({src: i.getAttribute('src') || '', width: i.naturalWidth}))"""
+        """s => Array.from(document.querySelectorAll(s)).map(
+            i => ({src: (i.getAttribute('src') || '').slice(0, 100), width: i.naturalWidth}))""",
+        selector,
     )
+
+
+def _images(page: Page) -> tuple[list[dict], list[list[int]]]:
+    """The images of the markdown cells; and for each cell, the natural widths of its output images (image/png:
+    figures, diagrams)."""
+    _scroll_through(page)
+    markdown = _loaded(page, ".jp-MarkdownCell img")
+    _loaded(page, ".jp-CodeCell .jp-RenderedImage img")
+    outputs = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.jp-Notebook .jp-Cell')).map(
+            c => Array.from(c.querySelectorAll('.jp-RenderedImage img')).map(i => i.naturalWidth))"""
+    )
+    return markdown, outputs
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_opens_with_every_figure_and_clean(lab: str, page: Page, path: Path) -> None:
-    """Every figure loads (the badges need the internet and are left out), and the notebook opens unmodified."""
+    """Every figure loads: each stored image/png output (a collapsed answer's once expanded) renders with a non-zero
+    natural width, and so does each markdown image (the badges need the internet and are left out); the notebook
+    opens unmodified."""
     _open(page, lab, path)
     assert not _dirty(page), "marked modified just by opening (stored metadata differs from the kernel's)"
-    local = [i for i in _images(page) if i["src"].startswith(lab) or not i["src"].startswith(("http://", "https://"))]
+    markdown, outputs = _images(page)
+    local = [i for i in markdown if i["src"].startswith(lab) or not i["src"].startswith(("http://", "https://"))]
     broken = [i["src"][:80] for i in local if i["width"] == 0]
     assert not broken, f"broken images: {broken}"
     assert len(local) == _local_images(path), "every markdown figure is rendered"
+    stored, collapsed = _stored_images(path)
+    assert len(outputs) == len(stored), "one cell on the page per cell of the notebook"
+    missing = _not_rendered(stored, outputs, skip=collapsed)
+    assert not missing, f"stored image/png outputs not rendered: {missing}"
     assert not page.locator(".jp-Notification-Toast").filter(has_text="news").count(), "no news pop-up"
     assert not _dirty(page), "marked modified after scrolling through"
+    if any(stored[i] for i in collapsed):  # a collapsed answer's figure shows once the learner expands it
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:show-all-cell-outputs')")
+        _, outputs = _images(page)
+        missing = _not_rendered(stored, outputs, skip=set())
+        assert not missing, f"collapsed image/png outputs not rendered once expanded: {missing}"
 
 
 def _run_all(page: Page) -> None:
