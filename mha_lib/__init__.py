@@ -8,6 +8,7 @@ from mha_lib.attention import (
     tiled_attention,
     valid_lens_mask,
 )
+from mha_lib.cache import KVCache, causal_window_mask, kv_cache_bytes_per_token
 from mha_lib.heads import head_index, head_label, merge_heads, split_heads, transpose_output, transpose_qkv
 from mha_lib.mha import AttentionTrace, HeadHook, MultiHeadAttention, gate_heads, on_head
 
@@ -17,11 +18,14 @@ __all__ = [
     "AdditiveAttention",
     "AttentionTrace",
     "HeadHook",
+    "KVCache",
     "MultiHeadAttention",
     "causal_mask",
+    "causal_window_mask",
     "gate_heads",
     "head_index",
     "head_label",
+    "kv_cache_bytes_per_token",
     "masked_softmax",
     "merge_heads",
     "on_head",

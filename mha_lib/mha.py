@@ -15,6 +15,13 @@ the argument, what was expected and what came. **NaN and inf** in ``queries``, `
 to it and, silently, every table and figure downstream. (Inside a model this usually means training diverged.)
 Devices: ``queries``, ``keys`` and ``values`` must be on the weights' device (a ``ValueError`` names both); masks
 follow the inputs (``valid_lens`` and ``head_gates`` are moved to their device).
+
+Attention as modern decoders run it, each a keyword-only option and a few lines of ``forward`` (notebook 11):
+``num_kv_heads`` (grouped-query attention: query head ``i`` reads K/V head ``i // queries_per_kv_head``; 1 is
+multi-query attention), ``rope_base`` (rotary positions on queries and keys), ``window`` and ``sink`` (a sliding
+window that keeps the first ``sink`` tokens visible), ``sink_logit`` (gpt-oss's learned per-head sink: one more
+softmax column that takes weight and gives no value) and ``kv_cache`` (decoding token by token, ``mha_lib.KVCache``).
+Their defaults leave the layer as it was.
 """
 
 from __future__ import annotations
@@ -37,12 +44,15 @@ from mha_lib._validate import (
     check_index,
     check_int,
     check_last_dim,
+    check_number,
     check_probability,
     check_same_device,
     check_tensor,
 )
 from mha_lib.attention import build_mask, check_has_tokens, masked_weights
+from mha_lib.cache import KVCache, causal_window_mask
 from mha_lib.heads import merge_heads, split_heads
+from mha_lib.positional import apply_rope
 
 HeadHook = Callable[[Tensor], "Tensor | None"]
 """``fn(context)`` with ``context`` ``(B, h, Tq, d_head)``; returns the replacement (same shape) or None (unchanged)."""
@@ -52,20 +62,47 @@ HeadHook = Callable[[Tensor], "Tensor | None"]
 class AttentionTrace:
     """Every intermediate of one multi-head attention call (``B`` batch, ``h`` heads)."""
 
-    queries: Tensor  # (B, h, Tq, d_head), after W_query
-    keys: Tensor  # (B, h, Tk, d_head), after W_key
-    values: Tensor  # (B, h, Tk, d_head), after W_value
+    queries: Tensor  # (B, h, Tq, d_head), after W_query (and RoPE)
+    keys: Tensor  # (B, h, Tk, d_head), after W_key (and RoPE): the keys each query head reads
+    values: Tensor  # (B, h, Tk, d_head), after W_value: the values each query head reads
     scores: Tensor  # (B, h, Tq, Tk), q k^T / sqrt(d_head), before masking
     mask: Tensor  # (B, h, Tq, Tk) bool, True = may attend
     weights: Tensor  # (B, h, Tq, Tk), softmax rows (before dropout)
     head_context: Tensor  # (B, h, Tq, d_head), weights @ values per head, before the head hooks and gates
     concat: Tensor  # (B, Tq, d_out), the heads side by side after the hooks and gates, before out_proj
     output: Tensor  # (B, Tq, d_out), out_proj(concat): what forward returns
+    # Grouped-query attention, positions and sinks (notebook 11). For plain MHA kv_keys is keys, kv_values is values.
+    kv_keys: Tensor | None = None  # (B, h_kv, Tk, d_head): the K heads as computed and cached, shared by query heads
+    kv_values: Tensor | None = None  # (B, h_kv, Tk, d_head): the V heads
+    query_positions: Tensor | None = None  # (Tq,) int64: each query's position (offset by the cached tokens)
+    key_positions: Tensor | None = None  # (Tk,) int64: each key's position (a windowed cache skips some)
+    sink_weights: Tensor | None = None  # (B, h, Tq): the weight a learned sink logit took (sink_logit=True)
 
     @property
     def num_heads(self) -> int:
-        """The number of heads ``h``."""
+        """The number of (query) heads ``h``."""
         return self.weights.shape[1]
+
+    @property
+    def num_kv_heads(self) -> int:
+        """The number of K/V heads ``h_kv`` (``h`` for plain multi-head attention)."""
+        return self.num_heads if self.kv_keys is None else self.kv_keys.shape[1]
+
+    @property
+    def queries_per_kv_head(self) -> int:
+        """How many query heads read each K/V head: ``h // h_kv``."""
+        return self.num_heads // self.num_kv_heads
+
+    @property
+    def kv_groups(self) -> list[list[int]]:
+        """``kv_groups[j]``: the query heads that read K/V head ``j`` (consecutive, as in ``enable_gqa``)."""
+        g = self.queries_per_kv_head
+        return [list(range(j * g, (j + 1) * g)) for j in range(self.num_kv_heads)]
+
+    def kv_head_of(self, head: int) -> int:
+        """The K/V head that query head ``head`` reads: ``head // queries_per_kv_head``."""
+        head = check_index("head", head, self.num_heads, what=f" ({self.num_heads} query heads)")
+        return head // self.queries_per_kv_head
 
 
 def gate_heads(gates: Tensor) -> HeadHook:
@@ -108,6 +145,17 @@ class MultiHeadAttention(nn.Module):
     ``forward`` calls PyTorch's fused kernel (``F.scaled_dot_product_attention``) and never stores the
     ``(Tq, Tk)`` weight table; ``trace`` runs the explicit softmax and returns every intermediate.
     Set ``fused = False`` to make ``forward`` use the explicit kernel as well.
+
+    Options of modern decoders (keyword-only; the defaults are the layer above):
+
+    - ``num_kv_heads``: the ``num_heads`` query heads share ``num_kv_heads`` key/value heads, each read by
+      ``queries_per_kv_head = num_heads // num_kv_heads`` consecutive query heads; ``W_key`` and ``W_value`` project
+      to ``num_kv_heads * head_dim``. ``num_heads`` (default) is multi-head attention, 1 is multi-query attention.
+    - ``rope_base``: rotary positions (RoPE, ``mha_lib.positional.apply_rope``) on queries and keys, e.g. 10000.0.
+    - ``window``: causal query ``i`` sees keys ``i - window + 1 .. i``; ``sink`` keeps the first ``sink`` tokens
+      visible to every later query as well.
+    - ``sink_logit``: a learned logit per head, ``sink_logit`` ``(h,)``, appended as one more softmax column that
+      takes weight and gives no value (gpt-oss). Runs the explicit softmax (the fused kernel has no such column).
     """
 
     def __init__(
@@ -121,6 +169,11 @@ class MultiHeadAttention(nn.Module):
         *,
         causal: bool = True,
         kv_dim: int | None = None,
+        num_kv_heads: int | None = None,
+        rope_base: float | None = None,
+        window: int | None = None,
+        sink: int = 0,
+        sink_logit: bool = False,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
@@ -137,26 +190,60 @@ class MultiHeadAttention(nn.Module):
                 f"d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads}"
                 f" (d_out % num_heads = {d_out % num_heads})"
             )
+        num_kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
+        if num_heads % num_kv_heads:
+            raise ValueError(
+                f"num_heads must be divisible by num_kv_heads (each K/V head is read by the same number of query"
+                f" heads), got num_heads={num_heads} and num_kv_heads={num_kv_heads}"
+                f" (num_heads % num_kv_heads = {num_heads % num_kv_heads})"
+            )
+        if rope_base is not None:
+            rope_base = check_number("rope_base", rope_base, positive=True)
+            if (d_out // num_heads) % 2:
+                raise ValueError(f"rope_base needs an even head_dim (RoPE rotates features in pairs), got head_dim="
+                                 f"{d_out // num_heads} (d_out={d_out}, num_heads={num_heads})")
+        if window is not None:
+            window = check_int("window", window)
+            if not causal:
+                raise ValueError(f"window={window} needs causal=True: a query sees the window keys up to itself")
+        sink = check_int("sink", sink, minimum=0)
+        if sink and window is None:
+            raise ValueError(f"sink={sink} keeps the first tokens visible outside a window, but window is None:"
+                             " pass a window too, or sink=0")
+        if not isinstance(sink_logit, bool):
+            raise TypeError(f"sink_logit must be True or False, got {_got(sink_logit)}")
         device = check_device("device", device)
         self.d_in = d_in
         self.d_out = d_out
         self.kv_dim = d_in if kv_dim is None else kv_dim
         self.num_heads = num_heads
+        self.num_kv_heads = num_kv_heads
+        self.queries_per_kv_head = num_heads // num_kv_heads
         self.head_dim = d_out // num_heads
         self.context_length = context_length
         self.causal = bool(causal)
+        self.rope_base = rope_base
+        self.window = window
+        self.sink = sink
         self.fused = True
         self._head_hooks: OrderedDict[int, HeadHook] = OrderedDict()
         # Created in this order so that a given seed gives the same weights as the reference code.
         place = {"device": device, "dtype": dtype}
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias, **place)
-        self.W_key = nn.Linear(self.kv_dim, d_out, bias=qkv_bias, **place)
-        self.W_value = nn.Linear(self.kv_dim, d_out, bias=qkv_bias, **place)
+        self.W_key = nn.Linear(self.kv_dim, num_kv_heads * self.head_dim, bias=qkv_bias, **place)
+        self.W_value = nn.Linear(self.kv_dim, num_kv_heads * self.head_dim, bias=qkv_bias, **place)
         self.out_proj = nn.Linear(d_out, d_out, **place)
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
+        # gpt-oss starts its sinks from a checkpoint; 0 here: the sink counts as one more key of score 0.
+        self.sink_logit = nn.Parameter(torch.zeros(num_heads, **place)) if sink_logit else None
 
     def extra_repr(self) -> str:
-        return f"num_heads={self.num_heads}, head_dim={self.head_dim}, causal={self.causal}"
+        extras = [f"num_kv_heads={self.num_kv_heads}"] if self.num_kv_heads != self.num_heads else []
+        extras += [f"rope_base={self.rope_base:g}"] if self.rope_base is not None else []
+        extras += [f"window={self.window}"] if self.window is not None else []
+        extras += [f"sink={self.sink}"] if self.sink else []
+        extras += ["sink_logit=True"] if self.sink_logit is not None else []
+        return ", ".join([f"num_heads={self.num_heads}, head_dim={self.head_dim}, causal={self.causal}", *extras])
 
     def register_head_hook(self, fn: HeadHook) -> RemovableHandle:
         """Run ``fn`` on every call's head outputs ``(B, h, Tq, d_head)`` before the merge, until removed.
@@ -177,6 +264,7 @@ class MultiHeadAttention(nn.Module):
         values: Tensor | None = None,
         valid_lens: Tensor | None = None,
         *,
+        kv_cache: KVCache | None = None,
         head_gates: Tensor | None = None,
         head_hook: HeadHook | None = None,
         recorder: dict[str, Tensor] | None = None,
@@ -184,35 +272,64 @@ class MultiHeadAttention(nn.Module):
         """``(B, Tq, d_in)`` -> ``(B, Tq, d_out)``; with ``keys``/``values`` ``(B, Tk, kv_dim)``: cross-attention.
 
         ``valid_lens``: ``(B,)`` or ``(B, Tq)``, how many leading keys each query may see (d2l semantics).
+        ``kv_cache``: a ``KVCache`` holding the earlier tokens of these sequences (causal self-attention): ``queries``
+        are the next tokens, their keys and values join the cache, and they attend to everything it kept.
         ``head_gates``: ``(h,)``, multiplies each head's context (1 = unchanged, 0 = head removed).
         ``head_hook``: a head hook for this call. Hooks run in this order: gates, ``head_hook``, then the
         registered ones. ``recorder``: a dict that receives every intermediate (use ``trace`` instead).
         """
-        keys, values = self._check_inputs(queries, keys, values)  # self-attention: keys = values = queries
-        batch, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+        keys, values, start = self._check_inputs(queries, keys, values, valid_lens, kv_cache)  # start: tokens cached
         q = split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, d_head)
-        k = split_heads(self.W_key(keys), self.num_heads)  # (B, h, Tk, d_head)
-        v = split_heads(self.W_value(values), self.num_heads)  # (B, h, Tk, d_head)
+        k = split_heads(self.W_key(keys), self.num_kv_heads)  # (B, h_kv, Tk, d_head): h_kv = h unless K/V are shared
+        v = split_heads(self.W_value(values), self.num_kv_heads)  # (B, h_kv, Tk, d_head)
+        if self.rope_base is not None:  # rotary positions: token t of this call sits at position start + t
+            q, k = (apply_rope(x, offset=start, base=self.rope_base) for x in (q, k))
+        query_pos = torch.arange(start, start + q.shape[2], device=q.device)  # (Tq,): positions in the sequence
+        key_pos = torch.arange(start, start + k.shape[2], device=q.device)  # (Tk,)
+        if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
+            k, v, key_pos = kv_cache.update(self, k, v, key_pos, window=self.window, sink=self.sink)
+        batch, num_queries, num_keys = q.shape[0], q.shape[2], k.shape[2]
+        # Causal without a cache or a window is the plain triangle (a flag for the fused kernel). Otherwise the mask
+        # comes from positions: j <= i, and i - j < window or j < sink; None when it hides nothing (one new token).
+        triangle = self.causal and kv_cache is None and self.window is None
+        by_position = None
+        if self.causal and not triangle:
+            by_position = causal_window_mask(query_pos, key_pos, window=self.window, sink=self.sink)  # (Tq, Tk)
+            by_position = None if bool(by_position.all()) else by_position
         shape = {"batch": batch, "num_queries": num_queries, "num_keys": num_keys, "ndim": 4}
-        if self.fused and recorder is None:
+        if self.fused and recorder is None and self.sink_logit is None:
             # The fused kernel never builds the (Tq, Tk) table. Causal alone goes as a flag; (B,) lengths as one
-            # (B, 1, 1, Tk) row; only causal with padding needs a (Tq, Tk) mask.
-            mask = build_mask(**shape, valid_lens=valid_lens, causal=self.causal and valid_lens is not None,
-                              device=queries.device)
+            # (B, 1, 1, Tk) row; only causal with padding needs a (Tq, Tk) mask. enable_gqa: query head i reads
+            # K/V head i // queries_per_kv_head.
+            mask = build_mask(**shape, valid_lens=valid_lens, attn_mask=by_position,
+                              causal=triangle and valid_lens is not None, device=queries.device)
             context = F.scaled_dot_product_attention(  # (B, h, Tq, d_head)
                 q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0,
-                is_causal=self.causal and mask is None,
+                is_causal=triangle and mask is None, enable_gqa=self.num_kv_heads != self.num_heads,
             )
         else:
-            mask = build_mask(**shape, valid_lens=valid_lens, causal=self.causal, device=queries.device)
+            mask = build_mask(**shape, valid_lens=valid_lens, attn_mask=by_position, causal=triangle,
+                              device=queries.device)
+            g = self.queries_per_kv_head  # Llama's repeat_kv: K/V head j serves query heads j*g .. j*g + g - 1
+            k_read, v_read = (k, v) if g == 1 else (k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1))
             # Scaling the (Tq, d_head) queries costs less than scaling the (Tq, Tk) scores.
-            scores = (q * (1.0 / math.sqrt(self.head_dim))) @ k.transpose(-2, -1)  # (B, h, Tq, Tk)
-            weights = masked_weights(scores, mask)  # (B, h, Tq, Tk): rows sum to 1, exactly 0 where masked
-            context = self.dropout(weights) @ v  # (B, h, Tq, d_head)
+            scores = (q * (1.0 / math.sqrt(self.head_dim))) @ k_read.transpose(-2, -1)  # (B, h, Tq, Tk)
+            if self.sink_logit is None:
+                weights = masked_weights(scores, mask)  # (B, h, Tq, Tk): rows sum to 1, exactly 0 where masked
+            else:  # gpt-oss: one more column per head, a learned logit that takes weight and gives no value
+                sink = self.sink_logit.view(1, -1, 1, 1).expand(batch, -1, num_queries, 1)  # (B, h, Tq, 1)
+                allowed = None if mask is None else torch.cat(  # (B, 1, Tq, Tk + 1): the sink is always allowed
+                    [mask.expand(batch, 1, num_queries, num_keys), mask.new_ones(batch, 1, num_queries, 1)], dim=-1)
+                with_sink = masked_weights(torch.cat([scores, sink.to(scores.dtype)], dim=-1), allowed)
+                weights = with_sink[..., :-1]  # (B, h, Tq, Tk): rows sum to 1 - the sink's weight
+            context = self.dropout(weights) @ v_read  # (B, h, Tq, d_head)
             if recorder is not None:
                 full = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask
-                recorder.update(queries=q, keys=k, values=v, scores=scores, weights=weights, head_context=context,
-                                mask=full.expand(batch, self.num_heads, num_queries, num_keys))
+                recorder.update(queries=q, keys=k_read, values=v_read, scores=scores, weights=weights,
+                                head_context=context, mask=full.expand(batch, self.num_heads, num_queries, num_keys),
+                                kv_keys=k, kv_values=v, query_positions=query_pos, key_positions=key_pos)
+                if self.sink_logit is not None:
+                    recorder.update(sink_weights=with_sink[..., -1])
         context = self._run_head_hooks(context, head_gates, head_hook)  # (B, h, Tq, d_head)
         concat = merge_heads(context)  # (B, Tq, d_out): the heads side by side
         output = self.out_proj(concat)  # (B, Tq, d_out)
@@ -227,16 +344,19 @@ class MultiHeadAttention(nn.Module):
         values: Tensor | None = None,
         valid_lens: Tensor | None = None,
         *,
+        kv_cache: KVCache | None = None,
         head_gates: Tensor | None = None,
         head_hook: HeadHook | None = None,
     ) -> AttentionTrace:
         """Same arguments as ``forward``; returns every intermediate, ``trace(...).output == forward(...)``.
 
         ``head_context`` is each head's output before the hooks and gates; ``concat`` is taken after them.
+        With ``kv_cache``, the call adds its tokens to the cache, as ``forward`` does.
         """
         recorder: dict[str, Tensor] = {}
         # forward itself, not self(...): a forward hook that calls trace must not run again inside it
-        self.forward(queries, keys, values, valid_lens, head_gates=head_gates, head_hook=head_hook, recorder=recorder)
+        self.forward(queries, keys, values, valid_lens, kv_cache=kv_cache, head_gates=head_gates, head_hook=head_hook,
+                     recorder=recorder)
         return AttentionTrace(**recorder)
 
     # ------------------------------------------------------------------------------------------ helpers
@@ -273,9 +393,28 @@ class MultiHeadAttention(nn.Module):
             )
         return head_gates
 
-    def _check_inputs(self, queries: Tensor, keys: Tensor | None, values: Tensor | None) -> tuple[Tensor, Tensor]:
-        """Check the inputs and return ``(keys, values)``, which are ``queries`` for self-attention."""
+    def _check_inputs(self, queries: Tensor, keys: Tensor | None, values: Tensor | None, valid_lens: Tensor | None,
+                      kv_cache: KVCache | None) -> tuple[Tensor, Tensor, int]:
+        """Check the inputs; return ``(keys, values, start)``: ``queries`` for self-attention, the tokens cached."""
         self._check_input("queries", queries, "(batch, queries, d_in)", self.d_in, "d_in")
+        start = 0
+        if kv_cache is not None:
+            if not isinstance(kv_cache, KVCache):
+                raise TypeError(f"kv_cache must be a mha_lib.KVCache (cache = KVCache()), got {_got(kv_cache)}")
+            if not self.causal:
+                raise ValueError("kv_cache needs a causal layer (causal=True), but this layer has causal=False:"
+                                 " without the causal mask every earlier output changes when a token is appended,"
+                                 " so there is nothing to reuse")
+            if keys is not None or values is not None:
+                raise ValueError("kv_cache works with self-attention only, mha(x_new, kv_cache=cache): for"
+                                 " cross-attention, compute the keys and values of the encoder's output once")
+            if valid_lens is not None:
+                raise ValueError("valid_lens cannot be combined with kv_cache: a cache holds whole sequences"
+                                 " (decode sequences of equal length together, or one at a time)")
+            start = kv_cache.check(self, queries.shape[0])
+        if self.window is not None and (keys is not None or values is not None):
+            raise ValueError(f"window={self.window} works with self-attention only, mha(x): a window is measured"
+                             " between positions of one sequence")
         if isinstance(keys, Tensor) and values is None and not keys.is_floating_point():
             raise TypeError(
                 f"keys must be a floating-point tensor (batch, keys, kv_dim), got integers of shape {_shape(keys)}:"
@@ -312,7 +451,12 @@ class MultiHeadAttention(nn.Module):
                     raise ValueError(
                         f"{name} has {x.shape[1]} tokens, more than context_length={self.context_length}"
                     )
-        return keys, values
+            if start + queries.shape[1] > self.context_length:
+                raise ValueError(
+                    f"queries has {queries.shape[1]} tokens after the {start} in kv_cache: {start + queries.shape[1]}"
+                    f" in all, more than context_length={self.context_length}"
+                )
+        return keys, values, start
 
     def _check_input(self, name: str, x: object, layout: str, width: int, width_name: str) -> None:
         """One input: a 3-D float tensor of width ``width``, with tokens, on the weights' device and dtype, finite."""
