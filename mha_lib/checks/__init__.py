@@ -10,6 +10,7 @@ from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
 
 # One line per topic module, in the order of the notebooks.
 from mha_lib.checks.ablation import ablation_scores  # 09
+from mha_lib.checks.decoding import causal_window_mask  # 11
 from mha_lib.checks.detectors import induction_score  # 08
 from mha_lib.checks.efficient import online_attention  # 10
 from mha_lib.checks.heads import merge_heads, split_heads  # 05
@@ -19,4 +20,4 @@ from mha_lib.checks.positions import sinusoidal_table  # 07
 
 __all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax", "induction_score", "ablation_scores",
            "attention_mask", "split_heads", "merge_heads", "sinusoidal_table",
-           "previous_token_score", "online_attention"]
+           "previous_token_score", "online_attention", "causal_window_mask"]
