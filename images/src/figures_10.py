@@ -38,6 +38,8 @@ def tiled_softmax_diagram() -> Figure:
     # Right: the tiled path, the third block of keys in progress.
     x0 = 8.6
     ax.text(x0 + size / 2 + 0.9, 6.2, "Tiled: one block of keys at a time", ha="center", fontsize=13, weight="bold")
+    ax.text(x0 + size / 2, 5.75, "(causal: grey keys come after the query and add nothing)", ha="center", fontsize=9.5,
+            color=GREY)
     current = 2
 
     def fill(i, j):
@@ -64,8 +66,8 @@ def tiled_softmax_diagram() -> Figure:
     for k, (symbol, colour) in enumerate(labels):
         ax.add_patch(Rectangle((sx + k * 0.62, 0.9), 0.5, size, facecolor=colour, alpha=0.18, edgecolor=colour))
         ax.text(sx + k * 0.62 + 0.25, 0.9 + size + 0.25, symbol, ha="center", fontsize=12, color=colour)
-    ax.text(sx + 2.1, 3.0, "per query:\n$m$, $\\ell$ and $\\mathbf{o}$,\nrescaled by\n$e^{m_{old} - m_{new}}$\n"
-            "when a block\nraises the max", ha="left", va="center", fontsize=10)
+    ax.text(sx + 2.1, 3.0, "per query:\n$m$, $\\ell$ and $\\mathbf{o}$,\nrescaled by\n$\\exp(m - m')$\n"
+            "when a block\nraises the max\nfrom $m$ to $m'$", ha="left", va="center", fontsize=10)
     return fig
 
 
