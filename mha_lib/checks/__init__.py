@@ -17,7 +17,8 @@ from mha_lib.checks.heads import merge_heads, split_heads  # 05
 from mha_lib.checks.inspect import previous_token_score  # 06
 from mha_lib.checks.masks import attention_mask, masked_softmax  # 04
 from mha_lib.checks.positions import sinusoidal_table  # 07
+from mha_lib.checks.pretrained import load_attention  # 12
 
 __all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax", "induction_score", "ablation_scores",
-           "attention_mask", "split_heads", "merge_heads", "sinusoidal_table",
+           "attention_mask", "split_heads", "merge_heads", "sinusoidal_table", "load_attention",
            "previous_token_score", "online_attention", "causal_window_mask"]
