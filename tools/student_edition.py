@@ -1,0 +1,78 @@
+"""Write the student edition: ``student/NN_*.ipynb`` from the teacher's edition ``notebooks/NN_*.ipynb``.
+
+Usage: ``python tools/student_edition.py [notebooks/NN_*.ipynb ...]`` (``make student``: every notebook);
+``--check`` writes nothing and exits 1 if a student copy is missing or out of date.
+
+A student copy is what ``nbgrader generate_assignment`` releases with the course config
+``teaching/nbgrader_config.py``: the same preprocessors, from that config, in the same order (cells locked,
+solution regions replaced by the stub ``# YOUR CODE HERE`` and ``...``, outputs cleared, checksums, hidden tests
+and mark schemes removed, then the config's ``StudentEdition``: stubs expanded, Colab and Binder badges opening the
+student copy, a note under them linking the teacher's edition). Left out are the steps that need a course folder:
+the gradebook (``SaveCells``), a course header (``IncludeHeaderFooter``), and ``### AUTOTEST`` templates
+(``InstantiateTests``, unused by the series). The **Next** link is relative, so it leads to the next student copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbgrader.preprocessors import IncludeHeaderFooter, InstantiateTests, SaveCells
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT = ROOT / "student"
+CONFIG = ROOT / "teaching" / "nbgrader_config.py"
+COURSE_BOUND = (IncludeHeaderFooter, InstantiateTests, SaveCells)
+
+
+def course_config() -> Config:
+    """The nbgrader configuration of ``teaching/nbgrader_config.py``."""
+    return PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
+
+
+def student_notebook(path: Path) -> nbformat.NotebookNode:
+    """The student edition of the notebook at ``path``, in memory."""
+    nb = nbformat.read(path, as_version=4)
+    config = course_config()
+    resources: dict = {"unique_key": path.stem, "metadata": {"name": path.stem}}
+    for preprocessor in config.GenerateAssignment.preprocessors:
+        if not issubclass(preprocessor, COURSE_BOUND):
+            nb, resources = preprocessor(config=config).preprocess(nb, resources)
+    return nb
+
+
+def render(path: Path) -> str:
+    """The file text of the student copy of ``path`` (what ``student/<name>`` must hold)."""
+    return nbformat.writes(student_notebook(path)) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a copy is out of date")
+    parser.add_argument("--out", type=Path, default=STUDENT, help="the folder of the student copies (student/)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    stale = []
+    for path in paths:
+        target = args.out / path.name
+        text = render(path)
+        if target.exists() and target.read_text(encoding="utf-8") == text:
+            continue
+        stale.append(target)
+        if not args.check:
+            args.out.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            print(f"{target}: written", file=sys.stderr)
+    if args.check and stale:
+        print("out of date (run `make student`): " + ", ".join(p.name for p in stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
