@@ -15,7 +15,7 @@ LOWEST_PYTHON ?= 3.10
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
-	test-lowest test-env test-cpus test-seeds clean
+	test-lowest test-env test-cpus test-seeds clean student slides test-kit
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -30,6 +30,9 @@ help:
 	@echo "make test-seeds    retrain each training notebook with seeds 1-5 under each kernel set: every assert holds"
 	@echo "make test-pythons  every test under Python $(OTHER_PYTHONS) (each found one, in .venv-pyXY)"
 	@echo "make test-lowest   every test under the lowest declared versions (requirements-lowest.txt)"
+	@echo "make student       write the student edition student/ (answers stubbed, no outputs; commit it)"
+	@echo "make slides        write slides/NN_*.slides.html, reveal.js decks that work offline (needs npm once)"
+	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +71,7 @@ test-env: install
 notebooks: install
 	$(PY) tools/sync_notebooks.py notebooks/*.ipynb
 	$(PY) tools/execute_notebooks.py notebooks/*.ipynb
+	$(PY) tools/sync_notebooks.py notebooks/*.ipynb  # again: slide breaks follow the new outputs' heights
 
 images: install
 	$(PY) images/src/make_figures.py
@@ -81,6 +85,17 @@ test-browser: install
 		echo "installing Debian's chromium (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	MHA_BROWSER_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/browser -v $(BROWSER_ARGS)
+
+# The classroom kit (teaching/README.md): the student edition, the slides, and the kit's end-to-end test.
+student: install
+	$(PY) tools/student_edition.py
+
+slides: install
+	$(PY) tools/slides.py
+
+test-kit: install
+	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
+	timeout 1500 $(PY) tools/colab_sim.py --student $(COLAB_ARGS)
 
 test-colab: install
 	timeout 1500 $(PY) tools/colab_sim.py $(COLAB_ARGS)
