@@ -295,6 +295,22 @@ def test_slide_assets_are_pinned_to_what_the_template_loads() -> None:
     assert "slides/" in ignored and "node_modules/" in ignored
 
 
+
+def test_a_deck_loads_nothing_from_the_internet() -> None:
+    """tools/slides.py's exporter: every script and style from lib/, no badges, links to the next deck."""
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    figure = nbformat.v4.new_code_cell("show()", outputs=[nbformat.v4.new_output(
+        "display_data", data={"image/png": png, "text/plain": "[diagram 99_x: a picture]"})])
+    cells = [_cell("md", "# 99 · Test\n\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+                         "(https://colab.research.google.com/github/x/y/blob/main/notebooks/99_test.ipynb)\n\n$x^2$"),
+             figure, _cell("md", "**Next:** [00 · Start](00_start_here.ipynb)")]
+    html, _ = slides.exporter().from_notebook_node(nbformat.v4.new_notebook(cells=cells))
+    loaded = re.findall(r'<(?:script|link)[^>]*(?:src|href)="([^"]+)"', html)
+    loaded += re.findall(r"import \w+ from '([^']+)'", html) + re.findall(r'"([^"]*/dist/reveal\.js)"', html)
+    assert loaded and all(url.startswith("lib/") for url in loaded), loaded
+    assert "colab-badge" not in html and 'href="00_start_here.slides.html"' in html
+    assert 'alt="diagram 99_x: a picture"' in html and "1280" in html and "800" in html
+
 # ----- the teacher's guide -----
 
 @ids
