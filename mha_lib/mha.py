@@ -290,12 +290,12 @@ class MultiHeadAttention(nn.Module):
             k, v, key_pos = kv_cache.update(self, k, v, key_pos, window=self.window, sink=self.sink)
         batch, num_queries, num_keys = q.shape[0], q.shape[2], k.shape[2]
         # Causal without a cache or a window is the plain triangle (a flag for the fused kernel). Otherwise the mask
-        # comes from positions: j <= i, and i - j < window or j < sink; None when it hides nothing (one new token).
+        # comes from positions: j <= i, and i - j < window or j < sink. One new token needs none: the cache kept
+        # exactly the keys it may see.
         triangle = self.causal and kv_cache is None and self.window is None
         by_position = None
-        if self.causal and not triangle:
+        if self.causal and not triangle and num_queries > 1:
             by_position = causal_window_mask(query_pos, key_pos, window=self.window, sink=self.sink)  # (Tq, Tk)
-            by_position = None if bool(by_position.all()) else by_position
         shape = {"batch": batch, "num_queries": num_queries, "num_keys": num_keys, "ndim": 4}
         if self.fused and recorder is None and self.sink_logit is None:
             # The fused kernel never builds the (Tq, Tk) table. Causal alone goes as a flag; (B,) lengths as one
