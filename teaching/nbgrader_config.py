@@ -15,10 +15,11 @@ c = get_config()  # noqa: F821 - nbgrader defines get_config() when it reads thi
 c.CourseDirectory.course_id = "mha-course"
 
 # A solution region becomes a stub that runs: a stubbed function returns None, which the checks of mha_lib.checks
-# report as "not attempted yet" without raising, and a stubbed top-level region (`...`) does nothing. So a student
+# report as "not attempted yet" without raising, and a stubbed top-level region (`pass`) does nothing, prints
+# nothing. So a student
 # notebook runs top to bottom. nbgrader's default stub, `raise NotImplementedError()`, would stop "Run All" at the
 # first exercise left for later.
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n..."}
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\npass"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # The series' notebooks run in seconds, but 08-12 train small models: one cell may take a minute on a grading
@@ -66,7 +67,7 @@ class StudentEdition(NbGraderPreprocessor):
         exercises = any(cell.metadata.get("nbgrader", {}).get("solution") for cell in nb.cells)
         text = "> **Student edition.**"
         if exercises:
-            text += (" Each exercise's answer is replaced by `# YOUR CODE HERE` and `...`: write yours there, then run"
+            text += (" Each exercise's answer is replaced by `# YOUR CODE HERE` and `pass`: write yours there, then run"
                      " the check cell under it (✓ when every case passes, \"not attempted yet\" until you start).")
         text += " Outputs appear as you run the cells."
         if self.teacher_link:

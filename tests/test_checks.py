@@ -16,8 +16,8 @@ from mha_lib import checks
 from mha_lib.checks import Case, CheckFailed, difference, run
 
 
-def _stub(*args, **kwargs):  # what nbgrader leaves in a student's copy: the body is `...`
-    ...
+def _stub(*args, **kwargs):  # what nbgrader leaves in a student's copy: the body is `pass`
+    pass
 
 
 def _raises_stub(*args, **kwargs):
@@ -43,7 +43,7 @@ def test_a_correct_function_gets_one_tick(check, correct, bugs, capsys) -> None:
     assert out.startswith(f"✓ {check.__name__}: all ") and out.count("\n") == 1
 
 
-@pytest.mark.parametrize("stub", [_stub, _raises_stub], ids=["returns ...", "raises NotImplementedError"])
+@pytest.mark.parametrize("stub", [_stub, _raises_stub], ids=["body is pass", "raises NotImplementedError"])
 @pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
 def test_a_stub_is_not_attempted_yet_and_fails_strict(check, correct, bugs, stub, capsys) -> None:
     check(stub)  # never raises: a student's notebook runs top to bottom

@@ -225,7 +225,7 @@ def test_student_copy_links_the_student_copies(path: Path) -> None:
 
 def test_course_config_stub_and_repository() -> None:
     config = student.course_config()
-    assert config.ClearSolutions.code_stub == {"python": "# YOUR CODE HERE\n..."}
+    assert config.ClearSolutions.code_stub == {"python": "# YOUR CODE HERE\npass"}
     edition = [p for p in config.GenerateAssignment.preprocessors if p.__name__ == "StudentEdition"]
     assert edition and edition[0].class_traits()["repository"].default() == REPO, "the repository of setup_cell.py"
 
@@ -252,8 +252,8 @@ def test_a_stubbed_exercise_runs_and_scores_zero(tmp_path: Path) -> None:
     path = tmp_path / "04_test.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     copy = student.student_notebook(path)
-    assert copy.cells[2].source.endswith("# YOUR CODE HERE\n    ...") and "return" not in copy.cells[2].source
-    assert "strict" not in copy.cells[3].source and copy.cells[4].source == "# YOUR CODE HERE\n..."
+    assert copy.cells[2].source.endswith("# YOUR CODE HERE\n    pass") and "return" not in copy.cells[2].source
+    assert "strict" not in copy.cells[3].source and copy.cells[4].source == "# YOUR CODE HERE\npass"
     assert "blob/main/student/04_test.ipynb" in copy.cells[0].source
     namespace: dict = {}
     out = io.StringIO()

@@ -5,7 +5,7 @@ Usage: ``python tools/student_edition.py [notebooks/NN_*.ipynb ...]`` (``make st
 
 A student copy is what ``nbgrader generate_assignment`` releases with the course config
 ``teaching/nbgrader_config.py``: the same preprocessors, from that config, in the same order (cells locked,
-solution regions replaced by the stub ``# YOUR CODE HERE`` and ``...``, outputs cleared, checksums, hidden tests
+solution regions replaced by the stub ``# YOUR CODE HERE`` and ``pass``, outputs cleared, checksums, hidden tests
 and mark schemes removed, then the config's ``StudentEdition``: stubs expanded, Colab and Binder badges opening the
 student copy, a note under them linking the teacher's edition). Left out are the steps that need a course folder:
 the gradebook (``SaveCells``), a course header (``IncludeHeaderFooter``), and ``### AUTOTEST`` templates

@@ -3,8 +3,8 @@
 A check prints one verdict and never shows a traceback:
 
 - ``✓ name: all 6 cases match mha_lib.masked_softmax``;
-- ``… name: not attempted yet`` when the function still is the stub (it raises ``NotImplementedError`` or returns
-  ``None`` or ``...``), so a student notebook runs top to bottom;
+- ``… name: not attempted yet`` when the function still is the stub (its body is ``pass``, so it returns ``None``;
+  or it raises ``NotImplementedError``), so a student notebook runs top to bottom;
 - ``✗ name: case 3 of 6 (what the case is): expected ..., got ...`` with a hint, for the first case that fails.
 
 ``strict=True`` (nbgrader's hidden tests) raises ``CheckFailed`` instead of printing, unless every case passes;
@@ -146,8 +146,8 @@ def run(title: str, fn: object, cases: Sequence[Case], *, reference: str, rtol: 
         except Exception as err:  # noqa: BLE001 - any error of the learner's code is reported, not raised
             return _failed(title, number, total, case, f"your function raised {_one_line(err)}")
         if got is None or got is Ellipsis:
-            message = (f"… {title}: not attempted yet. Write the function above (replace the `...`),"
-                       " then run this cell again.")
+            message = (f"… {title}: not attempted yet (the function returned None). Write its body in place of"
+                       " `pass`, `return` the result, then run this cell again.")
             return Report(title, "not attempted", number - 1, total, message)
         found = compare(case.expected, got)
         if found:
