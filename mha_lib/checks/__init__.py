@@ -10,15 +10,19 @@ from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
 
 # One line per topic module, in the order of the notebooks.
 from mha_lib.checks.ablation import ablation_scores  # 09
+from mha_lib.checks.attention import scaled_dot_product_attention  # 03
 from mha_lib.checks.decoding import causal_window_mask  # 11
 from mha_lib.checks.detectors import induction_score  # 08
 from mha_lib.checks.efficient import online_attention  # 10
+from mha_lib.checks.embeddings import embedding_lookup  # 02
 from mha_lib.checks.heads import merge_heads, split_heads  # 05
 from mha_lib.checks.inspect import previous_token_score  # 06
 from mha_lib.checks.masks import attention_mask, masked_softmax  # 04
 from mha_lib.checks.positions import sinusoidal_table  # 07
 from mha_lib.checks.pretrained import load_attention  # 12
+from mha_lib.checks.tokens import pad_batch  # 01
 
 __all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax", "induction_score", "ablation_scores",
            "attention_mask", "split_heads", "merge_heads", "sinusoidal_table", "load_attention",
-           "previous_token_score", "online_attention", "causal_window_mask"]
+           "previous_token_score", "online_attention", "causal_window_mask", "pad_batch", "embedding_lookup",
+           "scaled_dot_product_attention"]
