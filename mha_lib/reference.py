@@ -30,7 +30,8 @@ def load_d2l() -> types.ModuleType:
     but only its image-dataset helpers (Fashion-MNIST, VOC, ...) ever use them, and none of those is
     used in this course. torchvision is large, must match the installed torch build exactly, and
     does not import beside the CPU build of torch that we pin. So, only when torchvision cannot be
-    imported, a minimal stand-in module is registered first; any use of it raises a clear error.
+    imported, a minimal stand-in module is registered while d2l.torch imports, and removed afterwards;
+    any use of it through d2l raises a clear error.
     """
     if "d2l.torch" in sys.modules:
         return sys.modules["d2l.torch"]
@@ -56,6 +57,13 @@ def load_d2l() -> types.ModuleType:
         stub.transforms = transforms  # type: ignore[attr-defined]
         sys.modules["torchvision"] = stub
         sys.modules["torchvision.transforms"] = transforms
+        try:
+            return importlib.import_module("d2l.torch")
+        finally:
+            # d2l.torch keeps its own references; others (transformers asks importlib.util.find_spec) must
+            # still see that torchvision is not installed.
+            sys.modules.pop("torchvision", None)
+            sys.modules.pop("torchvision.transforms", None)
     return importlib.import_module("d2l.torch")
 
 

@@ -154,15 +154,18 @@ def test_load_d2l_returns_d2l_torch() -> None:
 
 
 def test_load_d2l_stand_in_only_when_torchvision_is_missing() -> None:
+    """The stand-in serves d2l.torch alone: afterwards transformers and others still see no torchvision."""
     code = (
         "import sys; from mha_lib.reference import load_d2l, _torchvision_importable\n"
         "real = _torchvision_importable()\n"
         "d2l = load_d2l()\n"
-        "stub = 'Stand-in' in (sys.modules['torchvision'].__doc__ or '')\n"
+        "stub = 'Stand-in' in (d2l.torchvision.__doc__ or '')\n"
         "assert stub == (not real), (stub, real)\n"
         "if stub:\n"
+        "    import importlib.util\n"
+        "    assert 'torchvision' not in sys.modules and importlib.util.find_spec('torchvision') is None\n"
         "    try:\n"
-        "        sys.modules['torchvision'].datasets\n"
+        "        d2l.torchvision.datasets\n"
         "    except ImportError as err:\n"
         "        assert 'torchvision.datasets is not available' in str(err)\n"
         "    else:\n"
