@@ -113,6 +113,19 @@ def test_ignored_outputs_are_setup_or_timing(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_nbval_markers_are_ones_nbval_reads(path: Path) -> None:
+    """nbval reads a marker only alone on its comment line: '# NBVAL_IGNORE_OUTPUT: why' is silently checked."""
+    markers = {"NBVAL_IGNORE_OUTPUT", "NBVAL_CHECK_OUTPUT", "NBVAL_SKIP", "NBVAL_RAISES_EXCEPTION"}
+    for cell in _load(path).cells:
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            comment = line.strip().lstrip("#").strip() if line.strip().startswith("#") else ""
+            if "NBVAL_" in comment and "ALLOW_STDERR" not in comment:
+                assert comment in markers, f"nbval ignores this marker line, put the reason on the next: {line!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_setup_cell_is_the_template(path: Path) -> None:
     setup = next(c for c in _load(path).cells if c.cell_type == "code")
     assert setup.source == setup_source(path.name), "run `make notebooks` (tools/sync_notebooks.py writes it)"

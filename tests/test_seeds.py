@@ -93,6 +93,29 @@ def test_a_run_reports_every_failing_cell_with_its_line_and_assert(tmp_path: Pat
     assert nested.endswith("-> AssertionError: x is not 3")
 
 
+def test_a_checked_output_that_changes_with_the_seed_is_a_failure(tmp_path: Path) -> None:
+    """A printed number of the trained (or untrained) model must sit in an ignored cell: another CPU can draw another
+    random start. Addresses are sanitised as under nbval; ignored cells and figures are not compared."""
+    cells = [
+        markdown("## Numbers"),
+        code("from mha_lib.notebook import training_seed\nSEED = training_seed(0)"),
+        code("print('untrained score', SEED // 1000)"),
+        code("# NBVAL_IGNORE_OUTPUT\n# the run's own number\nprint('trained loss', SEED)"),
+        code("print('the same for every run')\nprint(object.__repr__(object()))"),
+    ]
+    path = _notebook(tmp_path / "98_demo.ipynb", *cells)
+    committed = nbformat.read(path, as_version=4)
+    committed.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="untrained score 0\n")]
+    committed.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text="trained loss 0\n")]
+    committed.cells[4].outputs = [nbformat.v4.new_output(
+        "stream", name="stdout", text="the same for every run\n<object object at 0x7f00deadbeef>\n")]
+    nbformat.write(committed, path)
+    result = seeds.check(path, 1, "default", timeout=120)
+    assert result.problems == [
+        "cell 2 (id " + committed.cells[2].id + ", under '## Numbers'): a checked output changes with the seed: "
+        "'untrained score 0' became 'untrained score 1'"], result.problems
+
+
 def test_the_summary_is_a_table_of_notebooks_kernel_sets_and_runs() -> None:
     results = [Result("08_heads", 1, "avx2"), Result("08_heads", 2, "avx2", problems=["a", "b"]),
                Result("08_heads", 1, "default"), Result("06_inspect", 2, "default", problems=["c"])]

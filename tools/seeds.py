@@ -7,13 +7,18 @@ A training notebook takes every training seed from ``mha_lib.notebook.training_s
 ``training_seed(``; none named: every one in ``notebooks/``) top to bottom for each run ``s`` and each kernel set
 (``tools/cpu_kernels.py``, one thread), in memory, ``--jobs`` runs side by side. Every cell runs, as under nbval,
 so one run reports every failing cell: an error (an assert) or stderr, named by index, id and heading, with the
-line that raised and the error. Outputs are not compared: only the committed seed's outputs are (``make test``);
-the claims, asserts with margins, must hold for every seed.
+line that raised and the error. The claims, asserts with margins, must hold for every seed.
+
+A checked output (a cell without ``# NBVAL_IGNORE_OUTPUT``) must also print what the committed run printed, as
+under strict nbval: one that changes with the seed depends on a model's random start, and another CPU's kernels
+can draw that start differently (CI's CPU printed other numbers for notebook 06's untrained model). The text
+outputs are compared (stdout, ``text/plain``, ``text/html``), after the suite's nbval sanitising; figures are not.
 """
 
 from __future__ import annotations
 
 import argparse
+import configparser
 import os
 import re
 import sys
@@ -28,7 +33,7 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cell_report import problems  # noqa: E402
+from cell_report import problems, where  # noqa: E402
 from cpu_kernels import KERNEL_SETS, ONE_THREAD, ORDER, cores, offered, verify  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +72,47 @@ def parse_runs(text: str) -> list[int]:
     return runs
 
 
+SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
+TEXT = ("text/plain", "text/html")
+IGNORED = re.compile(r"^\s*#+\s*NBVAL_IGNORE_OUTPUT\s*$", re.MULTILINE)  # nbval's marker: alone on its line
+
+
+def sanitizers() -> list[tuple[re.Pattern[str], str]]:
+    """The suite's nbval sanitising rules (``tests/nbval_sanitize.cfg``): addresses, figure sizes, Styler ids."""
+    config = configparser.ConfigParser()
+    config.read(SANITIZE)
+    return [(re.compile(config[name]["regex"]), config[name]["replace"]) for name in config.sections()]
+
+
+def checked_text(cell: dict, rules: list[tuple[re.Pattern[str], str]]) -> list[str]:
+    """What nbval compares of a code cell, as text: its stdout and each output's text data, sanitised."""
+    stdout, texts = "", []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            stdout += "".join(output.get("text", ""))  # one stream however the kernel split it, as nbval does
+        elif output.get("output_type") in ("execute_result", "display_data"):
+            texts += ["".join(output["data"][kind]) for kind in TEXT if kind in output.get("data", {})]
+    texts = [stdout, *texts]
+    for pattern, replace in rules:
+        texts = [pattern.sub(replace, t) for t in texts]
+    return texts
+
+
+def changed_outputs(committed: list, ran: list) -> list[str]:
+    """Each checked code cell whose text output differs from the committed one, with its first differing line."""
+    rules = sanitizers()
+    found = []
+    for index, (old, new) in enumerate(zip(committed, ran)):
+        if old.get("cell_type") != "code" or IGNORED.search(old.get("source", "")):
+            continue
+        before, after = checked_text(old, rules), checked_text(new, rules)
+        if before != after:
+            lines = [(a, b) for a, b in zip("".join(before).splitlines(), "".join(after).splitlines()) if a != b]
+            detail = f"{lines[0][0].strip()[:80]!r} became {lines[0][1].strip()[:80]!r}" if lines else "other outputs"
+            found.append(f"{where(ran, index)}: a checked output changes with the seed: {detail}")
+    return found
+
+
 def run_environment(run: int, kernels: str) -> dict[str, str]:
     """What one run's kernel sees on top of this process's environment."""
     return {**KERNEL_SETS[kernels], **ONE_THREAD, RUN_VARIABLE: str(run)}
@@ -91,6 +137,7 @@ def check(path: Path, run: int, kernels: str, timeout: int = 300) -> Result:
     """Run one notebook with training run ``run`` under kernel set ``kernels``, every cell, in memory."""
     os.environ.update(run_environment(run, kernels))  # a worker process of its own: the kernel inherits it
     nb = nbformat.read(path, as_version=4)
+    committed = [dict(cell) for cell in nbformat.read(path, as_version=4).cells]
     result = Result(path.stem, run, kernels)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="seeds-") as sockets:  # local sockets: no TCP, no TCP warning
@@ -102,7 +149,7 @@ def check(path: Path, run: int, kernels: str, timeout: int = 300) -> Result:
         except Exception as err:  # a timeout or a dead kernel stops the run; what ran so far is still reported
             first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
             result.problems.append(f"the run stopped: {type(err).__name__}: {first}")
-    result.problems[:0] = problems(nb.cells)
+    result.problems[:0] = problems(nb.cells) + changed_outputs(committed, nb.cells)
     result.seconds = time.perf_counter() - start
     return result
 
