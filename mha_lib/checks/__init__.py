@@ -8,7 +8,7 @@ One module per notebook topic (``masks`` for 04, ...); each lists its checks in 
 
 from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
 
-# One line per topic module, in the order of the notebooks.
+# One line per topic module, sorted by module; the comment names its notebook.
 from mha_lib.checks.ablation import ablation_scores  # 09
 from mha_lib.checks.attention import scaled_dot_product_attention  # 03
 from mha_lib.checks.decoding import causal_window_mask  # 11
@@ -22,7 +22,19 @@ from mha_lib.checks.positions import sinusoidal_table  # 07
 from mha_lib.checks.pretrained import load_attention  # 12
 from mha_lib.checks.tokens import pad_batch  # 01
 
-__all__ = ["Case", "CheckFailed", "Report", "difference", "run", "masked_softmax", "induction_score", "ablation_scores",
-           "attention_mask", "split_heads", "merge_heads", "sinusoidal_table", "load_attention",
-           "previous_token_score", "online_attention", "causal_window_mask", "pad_batch", "embedding_lookup",
-           "scaled_dot_product_attention"]
+__all__ = [
+    "Case", "CheckFailed", "Report", "difference", "run",
+    # the checks, in the order of the notebooks
+    "pad_batch",  # 01
+    "embedding_lookup",  # 02
+    "scaled_dot_product_attention",  # 03
+    "attention_mask", "masked_softmax",  # 04
+    "split_heads", "merge_heads",  # 05
+    "previous_token_score",  # 06
+    "sinusoidal_table",  # 07
+    "induction_score",  # 08
+    "ablation_scores",  # 09
+    "online_attention",  # 10
+    "causal_window_mask",  # 11
+    "load_attention",  # 12
+]
