@@ -160,9 +160,12 @@ def plot_attention_heads(
         if hidden.any():
             ax.imshow(np.where(hidden, 1.0, np.nan), cmap=mpl.colors.ListedColormap(["#e8e8e8"]), vmin=0, vmax=1)
         if annotate:
+            # As large as a cell allows ("0.25" is about 2.2 em wide), 10 pt at most: legible on a projector.
+            cell_inches = size / max(weights.shape[1], weights.shape[2])
+            fontsize = min(10.0, max(6.0, 29 * cell_inches))
             for (i, j), value in np.ndenumerate(weights[h]):
                 if mask[h, i, j]:
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=fontsize,
                             color="white" if value > 0.6 else "black")
     return fig
 
