@@ -8,6 +8,8 @@ d_model 768, 12 heads, causal, float32, dropout 0, timed forward and forward+bac
     python benchmarks/mha_benchmark.py --csv r.csv --json r.json
     python benchmarks/mha_benchmark.py --sweep-only --sweep-csv sweep.csv   # time and memory against T
     python benchmarks/mha_benchmark.py --device cuda --dtype bfloat16        # a GPU; also float16, float64
+    python benchmarks/mha_benchmark.py --decode-only --decode-csv d.csv      # only the decoding section (below)
+    python benchmarks/mha_benchmark.py --threads 1 ...                       # one thread: stable on a busy machine
 
 Every implementation below is a few lines of our own code, built from the weights of one
 ``mha_lib.MultiHeadAttention``, so all of them compute the same function; ``check_agreement`` asserts
@@ -16,6 +18,11 @@ round) and each ratio to the minimal SDPA module is the median of the per-round 
 machine busy with other work slows every implementation alike; the ratio of the best (minimum) times
 is given beside it, since other work can only make a run slower. Every measurement (timer, saved-for-backward
 bytes, table bytes, slopes, peak memory) comes from ``mha_lib.measure``, as in the notebooks.
+
+A second section (notebook 11), run after the first unless ``--no-decode``: greedy decoding of a small decoder
+built from ``mha_lib.MultiHeadAttention`` with and without a ``KVCache``, as tokens per second at T = 128, 512 and
+2048, for multi-head (MHA), grouped-query (GQA) and multi-query (MQA) attention, with the cache's bytes per token
+measured on the tensors and compared with the formula ``2 x layers x kv_heads x head_dim x bytes``.
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,12 +46,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from mha_lib import MultiHeadAttention
+from mha_lib import KVCache, MultiHeadAttention, kv_cache_bytes_per_token
 from mha_lib.measure import (
     loglog_slope,
     peak_memory_bytes,
     saved_for_backward_bytes,
     summarize_times,
+    synchronize,
     table_bytes,
     time_rounds,
 )
@@ -485,6 +495,181 @@ def write_sweep_csv(rows: list[dict], path: Path) -> None:
         writer.writerows(rows)
 
 
+# ---------------------------------------------------------------- greedy decoding with and without a KV cache
+
+
+@dataclass
+class DecodeConfig:
+    """The decoding benchmark: a small decoder of ``layers`` RoPE attention layers, ``heads`` query heads of
+    ``d_model // heads``, one K/V-head count per variant; ``new_tokens`` generated so that the last step sees T."""
+
+    tokens: tuple[int, ...] = (128, 512, 2048)
+    d_model: int = 512
+    heads: int = 8
+    layers: int = 4
+    vocab: int = 256
+    new_tokens: int = 16
+    variants: tuple[tuple[str, int], ...] = (("MHA", 8), ("GQA", 2), ("MQA", 1))
+    dtype: str = "float32"
+    device: str = "cpu"
+    warmup: int = 1
+    repeats: int = 3
+    seed: int = 7
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.heads
+
+
+QUICK_DECODE = {"tokens": (16, 32), "d_model": 64, "heads": 4, "layers": 2, "vocab": 32, "new_tokens": 4,
+                "variants": (("MHA", 4), ("GQA", 2), ("MQA", 1))}
+DECODE_PATHS = ("uncached", "cached")
+
+
+class Decoder(nn.Module):
+    """Token ids ``(B, T)`` -> next-token logits ``(B, T, vocab)``: embedding, pre-norm residual attention layers
+    (``mha_lib.MultiHeadAttention`` with RoPE and ``num_kv_heads``), final norm, unembedding. No MLP: the benchmark
+    is about attention and its cache."""
+
+    def __init__(self, config: DecodeConfig, num_kv_heads: int) -> None:
+        super().__init__()
+        d, place = config.d_model, {"device": config.device, "dtype": getattr(torch, config.dtype)}
+        self.embed = nn.Embedding(config.vocab, d, **place)
+        self.norms = nn.ModuleList(nn.LayerNorm(d, **place) for _ in range(config.layers))
+        self.blocks = nn.ModuleList(
+            MultiHeadAttention(d, d, None, 0.0, config.heads, num_kv_heads=num_kv_heads, rope_base=10000.0, **place)
+            for _ in range(config.layers))
+        self.norm, self.unembed = nn.LayerNorm(d, **place), nn.Linear(d, config.vocab, **place)
+
+    def forward(self, ids: Tensor, caches: list[KVCache] | None = None) -> Tensor:
+        z = self.embed(ids)  # (B, T, d)
+        for i, (norm, block) in enumerate(zip(self.norms, self.blocks)):
+            z = z + block(norm(z), kv_cache=None if caches is None else caches[i])
+        return self.unembed(self.norm(z))  # (B, T, vocab)
+
+
+def decode_ms(model: Decoder, prompt: Tensor, new_tokens: int, cached: bool,
+              device: str = "cpu") -> tuple[float, list[KVCache] | None]:
+    """Greedy decoding of ``new_tokens`` after ``prompt`` ``(B, P)``: the ms of the new tokens only, and the caches.
+
+    Without a cache every step runs the model on the whole sequence; with caches the prompt goes in once (the
+    prefill, not timed: it is the same work as the uncached path's first step) and each step feeds one token.
+    """
+    caches = [KVCache() for _ in model.blocks] if cached else None
+    with torch.no_grad():
+        logits = model(prompt, caches)  # (B, P, vocab)
+        ids = prompt
+        synchronize(device)
+        start = time.perf_counter()
+        for _ in range(new_tokens):
+            next_id = logits[:, -1:].argmax(-1)  # (B, 1): greedy
+            ids = torch.cat([ids, next_id], dim=1)
+            logits = model(next_id if cached else ids, caches)
+        synchronize(device)
+    return (time.perf_counter() - start) * 1000, caches
+
+
+def check_decoding(model: Decoder, config: DecodeConfig, tokens: int) -> float:
+    """Assert that decoding with caches gives the logits of one full pass; return the largest difference."""
+    ids = torch.randint(0, config.vocab, (1, tokens), generator=torch.Generator().manual_seed(config.seed))
+    ids = ids.to(config.device)
+    prompt = tokens - config.new_tokens
+    with torch.no_grad():
+        caches = [KVCache() for _ in model.blocks]
+        stepwise = [model(ids[:, :prompt], caches)] + [model(ids[:, t : t + 1], caches) for t in range(prompt, tokens)]
+        full = model(ids)
+    tol = TOLERANCE[config.dtype] * 10
+    torch.testing.assert_close(torch.cat(stepwise, dim=1), full, atol=tol, rtol=tol)
+    return float((torch.cat(stepwise, dim=1) - full).abs().max())
+
+
+def decode_benchmark(config: DecodeConfig) -> list[dict]:
+    """Tokens per second of greedy decoding with and without a KV cache, and the cache's bytes per token.
+
+    One row per (T, variant, path). Rounds are interleaved over the variants and paths of one T, so that a busy
+    spell slows them alike; ``tokens_per_s`` uses the median time, ``best_tokens_per_s`` the best.
+    """
+    models = {}
+    for name, kv_heads in config.variants:
+        torch.manual_seed(config.seed)
+        models[name] = Decoder(config, kv_heads).eval()
+        check_decoding(models[name], config, config.tokens[0])
+    bytes_per_element = torch.empty((), dtype=getattr(torch, config.dtype)).element_size()
+    rows = []
+    for tokens in config.tokens:
+        prompt = torch.randint(0, config.vocab, (1, tokens - config.new_tokens),
+                               generator=torch.Generator().manual_seed(tokens)).to(config.device)
+        times: dict[tuple[str, str], list[float]] = {(v, p): [] for v, _ in config.variants for p in DECODE_PATHS}
+        kept: dict[str, int] = {}
+        for round_ in range(config.warmup + config.repeats):
+            for (variant, path), ts in times.items():
+                ms, caches = decode_ms(models[variant], prompt, config.new_tokens, path == "cached", config.device)
+                if round_ >= config.warmup:
+                    ts.append(ms)
+                if caches is not None:
+                    kept[variant] = sum(c.nbytes for c in caches)
+        for variant, kv_heads in config.variants:
+            formula = kv_cache_bytes_per_token(config.layers, kv_heads, config.head_dim,
+                                               bytes_per_element=bytes_per_element)
+            measured = kept[variant] / tokens  # the caches hold every one of the T tokens
+            if measured != formula:
+                raise AssertionError(f"{variant}: the caches hold {measured} bytes per token, the formula {formula}")
+            for path in DECODE_PATHS:
+                ts = times[(variant, path)]
+                rows.append({
+                    "tokens": tokens, "variant": variant, "kv_heads": kv_heads, "path": path,
+                    "median_ms": round(statistics.median(ts), 2), "best_ms": round(min(ts), 2),
+                    "tokens_per_s": round(config.new_tokens / (statistics.median(ts) / 1000), 1),
+                    "best_tokens_per_s": round(config.new_tokens / (min(ts) / 1000), 1),
+                    "cache_kib_per_token": round(measured / 1024, 3), "formula_kib_per_token": round(formula / 1024, 3),
+                })
+    return rows
+
+
+def format_decode(rows: list[dict]) -> str:
+    """A fixed-width text table of the decoding benchmark, with the cached/uncached speed-up per (T, variant)."""
+    lines = [f"{'T':>6}{'variant':>9}{'kv_heads':>10}{'path':>10}{'median ms':>11}{'tokens/s':>10}{'best tok/s':>12}"
+             f"{'x uncached':>12}{'cache KiB/token':>17}"]
+    uncached = {(r["tokens"], r["variant"]): r["median_ms"] for r in rows if r["path"] == "uncached"}
+    for r in rows:
+        speedup = uncached[(r["tokens"], r["variant"])] / r["median_ms"]
+        lines.append(f"{r['tokens']:>6}{r['variant']:>9}{r['kv_heads']:>10}{r['path']:>10}{r['median_ms']:>11.1f}"
+                     f"{r['tokens_per_s']:>10.1f}{r['best_tokens_per_s']:>12.1f}{speedup:>12.2f}"
+                     f"{r['cache_kib_per_token']:>17.3f}")
+    return "\n".join(lines)
+
+
+def write_decode(rows: list[dict], config: DecodeConfig, csv_path: Path | None, json_path: Path | None,
+                 extra: dict | None = None) -> None:
+    """The decoding rows as CSV and/or JSON (with the configuration and the machine)."""
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    if json_path:
+        data = {"config": asdict(config), "machine": machine(config.device), "rows": rows, **(extra or {})}
+        json_path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def run_decode(args: argparse.Namespace, config: Config) -> None:
+    """The decoding section of the command line."""
+    shape = dict(QUICK_DECODE) if args.quick else {}
+    decode_config = DecodeConfig(**shape, dtype=config.dtype, device=config.device, warmup=config.warmup,
+                                 repeats=min(config.repeats, 3))
+    print(f"# greedy decoding: {decode_config.layers} layers, d_model={decode_config.d_model}, "
+          f"h={decode_config.heads} (head_dim {decode_config.head_dim}), RoPE, {decode_config.dtype} "
+          f"{decode_config.device}, threads={torch.get_num_threads()}; {decode_config.new_tokens} new tokens ending"
+          f" at T; median of {decode_config.repeats} rounds after {decode_config.warmup} warm-up")
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    rows = decode_benchmark(decode_config)
+    load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(format_decode(rows))
+    print(f"# 1-minute load average: {load_before:.1f} before, {load_after:.1f} after")
+    write_decode(rows, decode_config, args.decode_csv, args.decode_json,
+                 {"load_average_1m": [round(load_before, 2), round(load_after, 2)]})
+
+
 # ---------------------------------------------------------------- command line
 
 
@@ -523,11 +708,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep-only", action="store_true", help="only the sweep")
     parser.add_argument("--sweep-csv", type=Path, help="write the sweep as CSV")
     parser.add_argument("--no-rss", action="store_true", help="sweep without the per-point peak-memory measurement")
+    parser.add_argument("--no-decode", action="store_true", help="skip the decoding section (KV cache, MHA/GQA/MQA)")
+    parser.add_argument("--decode-only", action="store_true", help="only the decoding section")
+    parser.add_argument("--decode-csv", type=Path, help="write the decoding table as CSV")
+    parser.add_argument("--decode-json", type=Path, help="write the decoding table, config and machine as JSON")
+    parser.add_argument("--threads", type=int, help="torch.set_num_threads for the whole run (default: torch's own;"
+                        " 1 keeps timings stable on a machine that other processes share)")
     parser.add_argument("--peak-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.peak_child:
         _peak_child(args.peak_child)
         return 0
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error(f"--threads must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
     device = args.device.split(":")[0]
     if device not in ("cpu", "cuda"):
         parser.error(f"--device must be cpu or cuda, got {args.device!r}")
@@ -544,6 +739,9 @@ def main(argv: list[str] | None = None) -> int:
     info = machine(config.device)
     print(f"# {info['cpu']} ({info['cpu_cores']} cores){' | ' + info['gpu'] if 'gpu' in info else ''}"
           f" | torch {info['torch']} | {info['date']}")
+    if args.decode_only:
+        run_decode(args, config)
+        return 0
     print(f"# B={config.batch} T={config.tokens} d_model={config.d_model} h={config.heads} {config.dtype}"
           f" {config.device}, causal, dropout 0; median of {config.repeats} rounds after {config.warmup} warm-up")
     if not args.sweep_only:
@@ -568,6 +766,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# {kind}: time grows as T^{slope:.2f}")
         if args.sweep_csv:
             write_sweep_csv(rows_s, args.sweep_csv)
+    if not (args.no_decode or args.sweep_only):
+        run_decode(args, config)
     return 0
 
 
