@@ -18,6 +18,7 @@ from mha_lib.checks.embeddings import embedding_lookup  # 02
 from mha_lib.checks.heads import merge_heads, split_heads  # 05
 from mha_lib.checks.inspect import previous_token_score  # 06
 from mha_lib.checks.masks import attention_mask, masked_softmax  # 04
+from mha_lib.checks.notation import attention_shapes  # 00
 from mha_lib.checks.positions import sinusoidal_table  # 07
 from mha_lib.checks.pretrained import load_attention  # 12
 from mha_lib.checks.tokens import pad_batch  # 01
@@ -25,6 +26,7 @@ from mha_lib.checks.tokens import pad_batch  # 01
 __all__ = [
     "Case", "CheckFailed", "Report", "difference", "run",
     # the checks, in the order of the notebooks
+    "attention_shapes",  # 00
     "pad_batch",  # 01
     "embedding_lookup",  # 02
     "scaled_dot_product_attention",  # 03
