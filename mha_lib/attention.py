@@ -195,8 +195,8 @@ def tiled_attention(
     ``m``, the running sum ``l`` of ``exp(score - m)`` and the running weighted sum of values, and rescales
     both by ``exp(m_old - m_new)`` when a block raises the maximum. The online softmax is Milakov & Gimelshein's
     (2018); applying it to attention block by block, in O(T) memory, Rabe & Staats' (2021); FlashAttention
-    (Dao et al., 2022) made it fast on GPUs. Written in plain PyTorch to teach it, not to be fast. ``attn_mask`` (bool, True =
-    may attend) and ``causal`` as in ``scaled_dot_product_attention``; a fully masked row gives 0.
+    (Dao et al., 2022) made it fast on GPUs. Written in plain PyTorch to teach it, not to be fast. ``attn_mask``
+    (bool, True = may attend) and ``causal`` as in ``scaled_dot_product_attention``; a fully masked row gives 0.
     """
     check_tensor("q", q, (2, 3, 4), "(..., queries, d)")
     check_tensor("k", k, (2, 3, 4), "(..., keys, d)")
