@@ -20,7 +20,8 @@ def _compare(expected: object, got: object) -> str | None:
         for name, part in zip(("ids", "valid_lens"), got):
             if isinstance(part, Tensor) and part.dtype != torch.long:
                 return (f"{name}: expected dtype torch.int64 (torch.long), got {part.dtype}"
-                        " (torch.zeros and torch.full make floats unless you pass dtype=torch.long)")
+                        " (torch.zeros and torch.tensor([]) make floats, torch.full takes the fill value's dtype:"
+                        " pass dtype=torch.long)")
     found = difference(expected, got)
     if found:
         found = found.replace("result 0:", "ids:").replace("result 1:", "valid_lens:")

@@ -13,7 +13,7 @@ def _library(sequences, pad_id, max_len=None):
     return pad_batch(sequences, pad_id=pad_id, max_len=max_len)
 
 
-def _float_ids(sequences, pad_id, max_len=None):  # torch.full without dtype
+def _float_ids(sequences, pad_id, max_len=None):  # a float buffer (torch.zeros without dtype, or .float())
     T = max_len or max(len(s) for s in sequences)
     ids = torch.full((len(sequences), T), pad_id)
     ids = ids.float()
