@@ -763,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("explicit", "fused"):
             pts = [r for r in rows_s if r["path"] == kind]
             slope = loglog_slope([r["tokens"] for r in pts], [r["median_ms"] for r in pts])
-            print(f"# {kind}: time grows as T^{slope:.2f}")
+            span = f"T = {pts[0]['tokens']}-{pts[-1]['tokens']}" if pts else "no T"
+            print(f"# {kind}: time grows as T^{slope:.2f} (log-log fit over {span})")
         if args.sweep_csv:
             write_sweep_csv(rows_s, args.sweep_csv)
     if not (args.no_decode or args.sweep_only):
