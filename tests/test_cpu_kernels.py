@@ -110,6 +110,12 @@ def test_a_probe_is_the_set_only_if_every_library_stays_within_it() -> None:
     assert problems_of("avx2", {"capability": "", "onednn": "", "mkl": ""}) == ["PyTorch reports nothing"]
 
 
+def test_older_pytorch_names_the_portable_set_no_avx() -> None:
+    """PyTorch 2.5 (the lowest version declared) reports ``NO AVX`` where newer releases say ``DEFAULT``."""
+    assert problems_of("default", {"capability": "NO AVX", "onednn": "", "mkl": ""}) == []
+    assert offered("NO AVX") == ["default"]
+
+
 def test_the_portable_set_is_really_what_runs_here() -> None:
     """One real probe in a fresh interpreter: PyTorch reports DEFAULT and oneDNN stays at SSE4.1."""
     assert cpu_kernels.verify("default") == []

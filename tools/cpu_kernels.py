@@ -87,10 +87,16 @@ def isa_rank(name: str) -> int | None:
     return None
 
 
+def set_name(capability: str) -> str:
+    """PyTorch's name of its kernel set as ours: ``DEFAULT`` (``NO AVX`` in older releases, 2.5 too) is ``default``."""
+    name = capability.strip().lower()
+    return "default" if name == "no avx" else name
+
+
 def problems_of(name: str, probe: dict[str, str]) -> list[str]:
     """Why a probe under kernel set ``name`` is not that set (empty: it is)."""
     problems = []
-    if probe["capability"].lower() != name:
+    if set_name(probe["capability"]) != name:
         problems.append(f"PyTorch reports {probe['capability'] or 'nothing'}")
     for library in ("onednn", "mkl"):
         rank = isa_rank(probe[library]) if probe[library] else None
@@ -107,7 +113,7 @@ def native_capability() -> str:
 
 def offered(native: str | None = None) -> list[str]:
     """The kernel sets a CPU runs: ``default`` always, then each x86 set up to PyTorch's own choice (``native``)."""
-    native = (native if native is not None else native_capability()).lower()
+    native = set_name(native if native is not None else native_capability())
     if native not in ORDER:  # an ARM CPU (e.g. SVE256) or one PyTorch gives no x86 set: the portable kernels only
         return ["default"]
     return ORDER[: ORDER.index(native) + 1]
