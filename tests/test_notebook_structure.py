@@ -148,3 +148,16 @@ def test_no_assert_reads_a_timing(path: Path) -> None:
         for line in cell.source.splitlines():
             if line.strip().startswith("assert"):
                 assert not TIMING.search(line), f"a timing assert (fails on a busy machine): {line.strip()[:100]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_section_heading_starts_its_own_cell(path: Path) -> None:
+    """A ``##``/``###`` heading below the first line of a markdown cell would start no slide (and no page section)."""
+    buried = [
+        f"cell {i}: {line!r}"
+        for i, cell in enumerate(_load(path).cells)
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()[1:]
+        if re.match(r"#{2,3} ", line)
+    ]
+    assert not buried, f"headings below the first line of a markdown cell (split the cell): {buried}"
