@@ -1,10 +1,16 @@
 """Checks for the implement-it exercises: each compares a learner's function with ``mha_lib`` on several cases.
 
-``checks.masked_softmax(my_masked_softmax)`` prints ``✓`` when every case matches, ``…`` while the function is
-still the stub, or ``✗`` with the first failing case, what was expected, what came, and a hint; it never shows a
-traceback. ``strict=True`` raises ``CheckFailed`` unless every case passes (the nbgrader hidden tests use it).
-One module per notebook topic (``masks`` for 04, ...); each lists its checks in ``__all__``.
+``checks.masked_softmax(my_masked_softmax)`` prints ``✓`` when every case matches; otherwise it raises
+``CheckFailed``, shown without a traceback: ``…`` while the function is still the stub, or ``✗`` with the first
+failing case, what was expected, what came, and a hint. So the check cell fails nbgrader's Validate and autograde
+exactly when it shows no ``✓``. ``strict=True`` (the nbgrader hidden tests) prints nothing on success. A function
+that calls the library's own answer (``mha_lib.masked_softmax``) fails with "you called ...: write it yourself".
+One module per notebook topic (``masks`` for 04, ...); each lists its checks in ``__all__``. A teacher's own case:
+``checks.run(title, fn, [checks.Case(...)], reference=...)`` (teaching/README.md, "Your own hidden case").
 """
+
+import sys
+import types
 
 from mha_lib.checks._core import Case, CheckFailed, Report, difference, run
 
@@ -40,3 +46,20 @@ __all__ = [
     "causal_window_mask",  # 11
     "load_attention",  # 12
 ]
+
+
+class _Checks(types.ModuleType):
+    """This package, with its checks read-only: a solution cell cannot replace ``checks.masked_softmax``."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in __all__:
+            raise AttributeError(f"checks.{name} is part of the grading and cannot be replaced")
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in __all__:
+            raise AttributeError(f"checks.{name} is part of the grading and cannot be deleted")
+        super().__delattr__(name)
+
+
+sys.modules[__name__].__class__ = _Checks

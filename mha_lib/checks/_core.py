@@ -7,19 +7,30 @@ A check prints one verdict and never shows a traceback:
   or it raises ``NotImplementedError``), so a student notebook runs top to bottom;
 - ``✗ name: case 3 of 6 (what the case is): expected ..., got ...`` with a hint, for the first case that fails.
 
-``strict=True`` (nbgrader's hidden tests) raises ``CheckFailed`` instead of printing, unless every case passes;
-an untouched stub fails it too. IPython shows a ``CheckFailed`` as its message alone.
+Only ``✓`` is printed. The other two verdicts are raised as ``CheckFailed``, whose message IPython shows alone
+(no traceback): the check cell then has an error, so nbgrader's Validate, the visible check and autograde agree
+(a stub or a wrong answer fails all three). The student edition tags check cells ``raises-exception``, so "Run
+All" in JupyterLab (and nbclient, nbval) carries on past them. ``strict=True`` (nbgrader's hidden tests) is the
+same verdict without the ``✓`` line.
+
+A check refuses delegation: while the learner's function runs, the library function the check compares with
+(and any other it names, e.g. ``F.scaled_dot_product_attention``) raises, and the verdict says "you called ...:
+write it yourself".
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
 from torch import Tensor
+from torch.overrides import TorchFunctionMode
 
 from mha_lib._validate import _got
 
@@ -31,6 +42,76 @@ class CheckFailed(AssertionError):
 
     def _render_traceback_(self) -> list[str]:
         return str(self).splitlines()
+
+
+class Delegated(Exception):  # noqa: N818 - named for what happened, like the learner-facing WholeTableBuilt
+    """The learner's function called the library function the check compares with."""
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    # Runs as the *library's* function (its __code__ is swapped in), with the library module's globals, so it
+    # finds this module through the import system; "NAME" is replaced by the function's name.
+    raise __import__("mha_lib.checks._core", fromlist=["Delegated"]).Delegated("NAME")
+
+
+_allowed = False  # True inside `library_allowed()`: tests that pass the library's own function as the learner's
+
+
+@contextlib.contextmanager
+def library_allowed() -> Iterator[None]:
+    """Let checks accept the library's own functions (for tests of the checks themselves, not for learners)."""
+    global _allowed
+    before, _allowed = _allowed, True
+    try:
+        yield
+    finally:
+        _allowed = before
+
+
+class _RefuseTorch(TorchFunctionMode):
+    """Raises ``Delegated`` when one of ``functions`` (torch's own, e.g. ``F.scaled_dot_product_attention``) runs."""
+
+    def __init__(self, functions: dict[object, str]) -> None:
+        super().__init__()
+        self.functions = functions
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):  # noqa: ANN001, ANN204 - torch's protocol
+        if func in self.functions:
+            raise Delegated(self.functions[func])
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def refusing(forbidden: Sequence[tuple[object, str]]) -> Iterator[None]:
+    """While inside, each ``(function, name)`` of ``forbidden`` raises ``Delegated(name)`` when called.
+
+    A Python function gets ``_refuse``'s code in place of its own (so every name bound to it, ``from mha_lib
+    import pad_batch`` included, refuses; a decorated one is unwrapped to the function that has no closure); a
+    torch function is caught by a ``TorchFunctionMode``.
+    """
+    if _allowed or not forbidden:
+        yield
+        return
+    swapped: list[tuple[types.FunctionType, types.CodeType]] = []
+    torch_functions: dict[object, str] = {}
+    for function, name in forbidden:
+        inner = inspect.unwrap(function) if isinstance(function, types.FunctionType) else function
+        if isinstance(inner, types.FunctionType) and not inner.__code__.co_freevars:
+            code = _refuse.__code__.replace(co_consts=tuple(name if c == "NAME" else c
+                                                            for c in _refuse.__code__.co_consts))
+            swapped.append((inner, inner.__code__))
+            inner.__code__ = code
+        else:
+            torch_functions[function] = name
+    try:
+        if torch_functions:
+            with _RefuseTorch(torch_functions):
+                yield
+        else:
+            yield
+    finally:
+        for function, code in swapped:
+            function.__code__ = code
 
 
 @dataclass(frozen=True)
@@ -132,17 +213,27 @@ def _one_line(err: BaseException) -> str:
 
 
 def run(title: str, fn: object, cases: Sequence[Case], *, reference: str, rtol: float = 1e-4,
-        atol: float = 1e-5, compare: Callable[[object, object], str | None] | None = None) -> Report:
-    """Call ``fn`` on every case (on copies of the inputs) and compare with ``case.expected``; the verdict."""
+        atol: float = 1e-5, compare: Callable[[object, object], str | None] | None = None,
+        forbid: Sequence[tuple[object, str]] = ()) -> Report:
+    """Call ``fn`` on every case (on copies of the inputs) and compare with ``case.expected``; the verdict.
+
+    ``forbid``: ``(function, "mha_lib.name")`` pairs the learner's function may not call (see ``refusing``);
+    a call fails the case with "you called mha_lib.name: write it yourself".
+    """
     if not callable(fn):
         raise TypeError(f"fn must be your function, e.g. checks.{title}(my_{title}), got {_got(fn)}")
     compare = compare or (lambda e, g: difference(e, g, rtol=rtol, atol=atol))
     total = len(cases)
     for number, case in enumerate(cases, start=1):
         try:
-            got = fn(*_clone(case.args), **_clone(case.kwargs))
+            with refusing(forbid):
+                got = fn(*_clone(case.args), **_clone(case.kwargs))
         except NotImplementedError:
             got = None
+        except Delegated as err:
+            what = f"you called {err}: write it yourself (the exercise is to build what it does, by hand)"
+            return Report(title, "fail", number - 1, total,
+                          f"✗ {title}: case {number} of {total} fails: {case.name}\n  {what}")
         except Exception as err:  # noqa: BLE001 - any error of the learner's code is reported, not raised
             return _failed(title, number, total, case, f"your function raised {_one_line(err)}")
         if got is None or got is Ellipsis:
@@ -163,9 +254,12 @@ def _failed(title: str, number: int, total: int, case: Case, what: str) -> Repor
 
 
 def verdict(report: Report, *, strict: bool) -> None:
-    """Print the verdict; with ``strict``, raise ``CheckFailed`` unless it passed (and print nothing if it did)."""
-    if strict:
-        if report.status != "pass":
-            raise CheckFailed(report.message)
-        return
-    print(report.message)
+    """Print ``✓`` when every case passed (nothing with ``strict``); otherwise raise ``CheckFailed`` with the verdict.
+
+    Raising, not printing, is what makes a check cell fail nbgrader's Validate and autograde exactly when its
+    visible verdict is not ``✓``.
+    """
+    if report.status != "pass":
+        raise CheckFailed(report.message)
+    if not strict:
+        print(report.message)

@@ -33,4 +33,5 @@ def _cases() -> list[Case]:
 
 def ablation_scores(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(model, batch)`` -> ``(L, h)`` loss rises against ``toy.ablation_scores``."""
-    verdict(run("ablation_scores", fn, _cases(), reference="mha_lib.toy.ablation_scores"), strict=strict)
+    verdict(run("ablation_scores", fn, _cases(), reference="mha_lib.toy.ablation_scores",
+                forbid=[(toy.ablation_scores, "mha_lib.toy.ablation_scores")]), strict=strict)

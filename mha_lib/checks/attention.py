@@ -9,6 +9,9 @@ from mha_lib.checks._core import Case, difference, generator, run, verdict
 
 __all__ = ["scaled_dot_product_attention"]
 
+FORBID = [(library_attention, "mha_lib.scaled_dot_product_attention"),
+          (torch.nn.functional.scaled_dot_product_attention, "F.scaled_dot_product_attention")]
+
 
 def _compare(expected: object, got: object) -> str | None:
     """The weights first (a wrong softmax shows there), then the output; each named."""
@@ -52,5 +55,5 @@ def _cases() -> list[Case]:
 def scaled_dot_product_attention(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(Q, K, V)`` -> ``(output (..., T_q, d_v), weights (..., T_q, T_k))`` for 3- and 4-axis inputs."""
     verdict(run("scaled_dot_product_attention", fn, _cases(), reference="mha_lib.scaled_dot_product_attention",
-                compare=_compare),
+                compare=_compare, forbid=FORBID),
             strict=strict)

@@ -42,4 +42,5 @@ def _cases() -> list[Case]:
 
 def causal_window_mask(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(query_positions, key_positions, window=..., sink=...)`` -> ``(T_q, T_k)`` bool, True = may attend."""
-    verdict(run("causal_window_mask", fn, _cases(), reference="mha_lib.causal_window_mask"), strict=strict)
+    verdict(run("causal_window_mask", fn, _cases(), reference="mha_lib.causal_window_mask",
+                forbid=[(library_causal_window_mask, "mha_lib.causal_window_mask")]), strict=strict)

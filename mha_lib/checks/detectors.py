@@ -72,4 +72,5 @@ def _cases() -> list[Case]:
 
 def induction_score(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(weights, tokens)`` (``(B, h, T, T)`` and ``(B, T)`` -> ``(h,)``) against ``toy.induction_score``."""
-    verdict(run("induction_score", fn, _cases(), reference="mha_lib.toy.induction_score"), strict=strict)
+    verdict(run("induction_score", fn, _cases(), reference="mha_lib.toy.induction_score",
+                forbid=[(toy.induction_score, "mha_lib.toy.induction_score")]), strict=strict)

@@ -104,5 +104,6 @@ def online_attention(fn: Callable[..., Tensor] | object, *, strict: bool = False
 
     Besides the values, it fails a function that builds the whole ``(..., T_q, T_k)`` table of scores.
     """
-    report = run("online_attention", _watched(fn), _cases(), reference="mha_lib.attention.tiled_attention")
+    report = run("online_attention", _watched(fn), _cases(), reference="mha_lib.attention.tiled_attention",
+                 forbid=[(tiled_attention, "mha_lib.attention.tiled_attention")])
     verdict(report, strict=strict)

@@ -55,9 +55,11 @@ def _merge_cases() -> list[Case]:
 
 def split_heads(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(x, num_heads)``: ``(B, T, d)`` -> ``(B, h, T, d/h)``, head ``i`` with features ``i*d/h:(i+1)*d/h``."""
-    verdict(run("split_heads", fn, _split_cases(), reference="mha_lib.split_heads"), strict=strict)
+    verdict(run("split_heads", fn, _split_cases(), reference="mha_lib.split_heads",
+                forbid=[(library_split_heads, "mha_lib.split_heads")]), strict=strict)
 
 
 def merge_heads(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(x)``: ``(B, h, T, d/h)`` -> ``(B, T, d)``, the inverse of ``split_heads``."""
-    verdict(run("merge_heads", fn, _merge_cases(), reference="mha_lib.merge_heads"), strict=strict)
+    verdict(run("merge_heads", fn, _merge_cases(), reference="mha_lib.merge_heads",
+                forbid=[(library_merge_heads, "mha_lib.merge_heads")]), strict=strict)

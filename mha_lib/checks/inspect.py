@@ -48,4 +48,5 @@ def _cases() -> list[Case]:
 
 def previous_token_score(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(weights)`` (``(B, h, T, T)`` -> ``(h,)``) against ``toy.previous_token_score``."""
-    verdict(run("previous_token_score", fn, _cases(), reference="mha_lib.toy.previous_token_score"), strict=strict)
+    verdict(run("previous_token_score", fn, _cases(), reference="mha_lib.toy.previous_token_score",
+                forbid=[(toy.previous_token_score, "mha_lib.toy.previous_token_score")]), strict=strict)

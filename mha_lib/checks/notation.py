@@ -59,4 +59,4 @@ def _compare(expected: object, got: object) -> str | None:
 def attention_shapes(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(B, T_q, T_k, d_model, h)``: a dict from each name in ``NAMES`` to its shape in ``layer.trace``."""
     verdict(run("attention_shapes", fn, _cases(), reference="the shapes of MultiHeadAttention.trace",
-                compare=_compare), strict=strict)
+                compare=_compare, forbid=[(MultiHeadAttention.trace, "MultiHeadAttention.trace")]), strict=strict)

@@ -55,18 +55,21 @@ def _cases() -> list[Case]:
         x = torch.randn(2, 5, d_model, generator=generator(10 + seed))  # (B, T, d_model)
         with torch.no_grad():
             trace = load_attention_layer(state, layer, heads).trace(x)
-        cases.append(Case(name, (state, layer, heads), (x, trace.output, trace.weights), hint=hint))
+        cases.append(Case(name, (state, layer, heads), (x, trace.output, trace.weights, state, layer), hint=hint))
     return cases
 
 
 def _compare(expected: object, got: object) -> str | None:
     """What the learner's layer computes on the case's input, against the library's layer."""
-    x, output, weights = expected  # type: ignore[misc]
+    x, output, weights, state, layer = expected  # type: ignore[misc]
     if not isinstance(got, MultiHeadAttention):
         return f"expected a mha_lib.MultiHeadAttention, got {type(got).__name__}"
     if got.d_in != x.shape[-1] or got.num_heads != weights.shape[1]:
         return (f"expected a layer of width {x.shape[-1]} with {weights.shape[1]} heads, got d_in={got.d_in} and "
                 f"num_heads={got.num_heads}")
+    slip = _slip(got, state, layer)
+    if slip:
+        return slip
     try:
         with torch.no_grad():
             trace = got.trace(x)
@@ -79,6 +82,29 @@ def _compare(expected: object, got: object) -> str | None:
     return f"output: {found}" if found else None
 
 
+def _same(parameter: object, tensor: Tensor) -> bool:
+    return isinstance(parameter, Tensor) and parameter.shape == tensor.shape and torch.allclose(parameter, tensor)
+
+
+def _slip(got: MultiHeadAttention, state: dict[str, Tensor], layer: int) -> str | None:
+    """The typical slips named one by one: a causal layer, transposed weights, query and key swapped."""
+    if getattr(got, "causal", False):
+        return ("the layer is causal (causal=True): BERT is an encoder, every token reads every other; build it"
+                " with causal=False")
+    key = f"encoder.layer.{layer}.attention"
+    query, key_weight = state[f"{key}.self.query.weight"], state[f"{key}.self.key.weight"]
+    with torch.no_grad():
+        got_query = getattr(getattr(got, "W_query", None), "weight", None)
+        got_key = getattr(getattr(got, "W_key", None), "weight", None)
+        if _same(got_query, query.T) and not _same(got_query, query):
+            return ("W_query.weight holds the checkpoint's query weight transposed: nn.Linear stores (out, in) in both"
+                    " BERT and mha_lib, so copy each weight as it is, no .T")
+        if _same(got_query, key_weight) and _same(got_key, query):
+            return ("W_query and W_key are swapped: attention.self.query goes into W_query and attention.self.key"
+                    " into W_key")
+    return None
+
+
 def load_attention(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(state, layer, num_heads)`` -> ``MultiHeadAttention`` against ``pretrained.load_attention_layer``."""
     if not callable(fn):
@@ -89,5 +115,5 @@ def load_attention(fn: object, *, strict: bool = False) -> None:
             return fn(*args)
 
     report = run("load_attention", quiet, _cases(), reference="mha_lib.pretrained.load_attention_layer",
-                 compare=_compare)
+                 compare=_compare, forbid=[(load_attention_layer, "mha_lib.pretrained.load_attention_layer")])
     verdict(report, strict=strict)

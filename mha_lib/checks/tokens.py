@@ -56,4 +56,5 @@ def _cases() -> list[Case]:
 
 def pad_batch(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(sequences, pad_id, max_len=None)`` -> ``(ids (B, T) long, valid_lens (B,) long)``."""
-    verdict(run("pad_batch", fn, _cases(), reference="mha_lib.tokenize.pad_batch", compare=_compare), strict=strict)
+    verdict(run("pad_batch", fn, _cases(), reference="mha_lib.tokenize.pad_batch", compare=_compare,
+                forbid=[(library_pad_batch, "mha_lib.pad_batch")]), strict=strict)
