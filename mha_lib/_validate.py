@@ -122,27 +122,6 @@ def check_heads(heads: object, num_heads: int) -> list[int]:
     return [check_index(f"heads[{i}]", h, num_heads, what=what) for i, h in enumerate(chosen)]
 
 
-def check_trace(value: object, name: str = "trace") -> object:
-    """Return ``value`` if it is an ``AttentionTrace``; a tensor gets a hint to call ``mha.trace(x)``."""
-    from mha_lib.mha import AttentionTrace  # imported here: mha_lib.mha imports this module
-
-    if not isinstance(value, AttentionTrace):
-        if isinstance(value, Tensor):
-            hint = ": call trace = mha.trace(x), which returns every intermediate (mha(x) returns only the output)"
-        elif isinstance(getattr(value, "attn", None), AttentionTrace):
-            hint = f": pass its attention, {name}.attn"
-        elif isinstance(value, (list, tuple)) and value and isinstance(getattr(value[0], "attn", None), AttentionTrace):
-            hint = f": a model's trace has one entry per layer, pass one layer's attention, {name}[layer].attn"
-        else:
-            hint = " (the result of mha.trace(x))"
-        if isinstance(value, (list, tuple)):
-            got = f"a {type(value).__name__} of {len(value)}"
-        else:
-            got = _got(value) if isinstance(value, Tensor) else f"a {type(value).__name__}"
-        raise TypeError(f"{name} must be an AttentionTrace, got {got}{hint}")
-    return value
-
-
 def check_finite(name: str, x: Tensor | np.ndarray) -> None:
     """Refuse NaN and inf: ``ValueError`` saying how many of each ``x`` holds, never a silent NaN in a figure."""
     if isinstance(x, Tensor) and x.is_floating_point():

@@ -44,13 +44,20 @@ def causal_window_mask(query_positions: Tensor, key_positions: Tensor, *, window
     query_positions = _check_positions("query_positions", query_positions)
     key_positions = _check_positions("key_positions", key_positions)
     sink = check_int("sink", sink, minimum=0)
-    i, j = query_positions[:, None], key_positions.to(query_positions.device)[None, :]  # (Tq, 1), (1, Tk)
-    allowed = j <= i  # (Tq, Tk): causal
     if window is not None:
-        allowed = allowed & ((i - j < check_int("window", window)) | (j < sink))
+        window = check_int("window", window)
     elif sink:
         raise ValueError(f"sink={sink} keeps the first tokens visible outside a window, but window is None: "
                          "pass a window too, or sink=0")
+    return _window_mask(query_positions, key_positions, window, sink)
+
+
+def _window_mask(query_positions: Tensor, key_positions: Tensor, window: int | None, sink: int) -> Tensor:
+    """``causal_window_mask`` without the checks, for a layer that checked ``window`` and ``sink`` when built."""
+    i, j = query_positions[:, None], key_positions.to(query_positions.device)[None, :]  # (Tq, 1), (1, Tk)
+    allowed = j <= i  # (Tq, Tk): causal
+    if window is not None:
+        allowed = allowed & ((i - j < window) | (j < sink))
     return allowed
 
 
@@ -118,14 +125,21 @@ class KVCache:
         next call: everything, or with a ``window`` the last ``window - 1`` positions and the first ``sink``.
         """
         self.check(layer, keys.shape[0])
+        return self._append(layer, keys, values, positions, window, sink)
+
+    def _append(self, layer: nn.Module, keys: Tensor, values: Tensor, positions: Tensor, window: int | None,
+                sink: int) -> tuple[Tensor, Tensor, Tensor]:
+        """``update`` without the check, for a layer that called ``check`` at its door."""
         self.offset += keys.shape[2]
         if self.keys is not None:
             keys = torch.cat([self.keys, keys], dim=2)  # (B, h_kv, T_kept + T_new, d_head)
             values = torch.cat([self.values, values], dim=2)
             positions = torch.cat([self.positions, positions])
-        self._layer = weakref.ref(layer)
-        keep = slice(None)  # no window: every token stays
-        if window is not None:  # the next query, at position offset, sees offset - window + 1 .. offset, and sinks
+        if self._layer is None:
+            self._layer = weakref.ref(layer)
+        if window is None:  # every token stays
+            self.keys, self.values, self.positions = keys, values, positions
+        else:  # the next query, at position offset, sees offset - window + 1 .. offset, and the sinks
             keep = (positions > self.offset - window) | (positions < sink)
-        self.keys, self.values, self.positions = keys[:, :, keep], values[:, :, keep], positions[keep]
+            self.keys, self.values, self.positions = keys[:, :, keep], values[:, :, keep], positions[keep]
         return keys, values, positions

@@ -31,16 +31,26 @@ def _check_divisible(x: Tensor, num_heads: int) -> int:
 def split_heads(x: Tensor, num_heads: int) -> Tensor:
     """``(B, T, d)`` -> ``(B, h, T, d/h)``: head ``i`` gets features ``i*d/h : (i+1)*d/h``."""
     check_tensor("x", x, 3, "(batch, tokens, d)")
-    head_dim = _check_divisible(x, num_heads)
-    batch, tokens, _ = x.shape
-    return x.view(batch, tokens, num_heads, head_dim).transpose(1, 2)
+    _check_divisible(x, num_heads)
+    return _split_heads(x, num_heads)
+
+
+def _split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """``split_heads`` without the checks, for callers that checked ``x`` already (the layer)."""
+    batch, tokens, width = x.shape
+    return x.view(batch, tokens, num_heads, width // num_heads).transpose(1, 2)  # (B, T, h, d/h) -> (B, h, T, d/h)
 
 
 def merge_heads(x: Tensor) -> Tensor:
     """``(B, h, T, d/h)`` -> ``(B, T, d)``: the concatenation of the heads, inverse of ``split_heads``."""
     check_tensor("x", x, 4, "(batch, heads, tokens, head_dim)")
+    return _merge_heads(x)
+
+
+def _merge_heads(x: Tensor) -> Tensor:
+    """``merge_heads`` without the checks, for callers that built ``x`` themselves (the layer)."""
     batch, heads, tokens, head_dim = x.shape
-    return x.transpose(1, 2).reshape(batch, tokens, heads * head_dim)
+    return x.transpose(1, 2).reshape(batch, tokens, heads * head_dim)  # (B, T, h, d/h) -> (B, T, d)
 
 
 def transpose_qkv(x: Tensor, num_heads: int) -> Tensor:

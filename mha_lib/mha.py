@@ -1,13 +1,16 @@
 """Multi-head attention in one method, a trace of every intermediate, and a hook on each head's output.
 
-``MultiHeadAttention.forward`` is the whole computation, top to bottom: check the inputs, project, split the
-heads, attend (PyTorch's fused kernel, or the explicit softmax when a trace is recorded or ``fused = False``),
-apply the head hooks, merge the heads, project out. ``trace`` calls ``forward`` with a recorder and returns
-every intermediate, so ``trace(x).output`` is exactly what ``forward(x)`` computes (up to the kernel's rounding).
+``MultiHeadAttention.forward`` reads top to bottom on one screen: check the inputs (once, at the door), project,
+split the heads, rotate (RoPE), cache, mask, attend, run the head hooks, merge the heads, project out. *Attend* is
+one call of a kernel chosen by name from ``mha_lib.kernels``: ``"sdpa"`` (PyTorch's fused kernel, the default),
+``"eager"`` (the explicit softmax, when a trace is recorded or ``fused = False``) or ``"eager_sink"`` (a learned
+sink column). ``trace`` calls ``forward`` with a recorder and returns every intermediate (``mha_lib.trace``), so
+``trace(x).output`` is exactly what ``forward(x)`` computes (up to the kernel's rounding).
 
-Open heads: a *head hook* is a function ``fn(context) -> context`` on every head's output ``(B, h, Tq, d_head)``
-just before the merge (``None`` keeps it unchanged). ``head_gates`` ``(h,)`` is one such hook (``gate_heads``);
-``on_head(i, fn)`` builds a hook that changes head ``i`` only; ``register_head_hook`` keeps one on the layer.
+Open heads (``mha_lib.hooks``): a *head hook* is a function ``fn(context) -> context`` on every head's output
+``(B, h, Tq, d_head)`` just before the merge (``None`` keeps it unchanged). ``head_gates`` ``(h,)`` is one such hook
+(``gate_heads``); ``on_head(i, fn)`` builds a hook that changes head ``i`` only; ``register_head_hook`` keeps one on
+the layer.
 
 Bad input gets a ``TypeError`` (wrong type or dtype) or a ``ValueError`` (wrong shape, device or value) naming
 the argument, what was expected and what came. **NaN and inf** in ``queries``, ``keys`` or ``values`` raise a
@@ -26,13 +29,9 @@ Their defaults leave the layer as it was.
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
@@ -41,7 +40,6 @@ from mha_lib._validate import (
     _shape,
     check_device,
     check_finite,
-    check_index,
     check_int,
     check_last_dim,
     check_number,
@@ -49,81 +47,15 @@ from mha_lib._validate import (
     check_same_device,
     check_tensor,
 )
-from mha_lib.attention import build_mask, check_has_tokens, masked_weights
-from mha_lib.cache import KVCache, causal_window_mask
-from mha_lib.heads import merge_heads, split_heads
-from mha_lib.positional import apply_rope
+from mha_lib.attention import build_mask, check_has_tokens
+from mha_lib.cache import KVCache, _window_mask
+from mha_lib.heads import _merge_heads, _split_heads
+from mha_lib.hooks import HeadHook, gate_heads, on_head, run_head_hooks
+from mha_lib.kernels import ATTENTION_FUNCTIONS
+from mha_lib.positional import _rotate
+from mha_lib.trace import AttentionTrace
 
-HeadHook = Callable[[Tensor], "Tensor | None"]
-"""``fn(context)`` with ``context`` ``(B, h, Tq, d_head)``; returns the replacement (same shape) or None (unchanged)."""
-
-
-@dataclass(frozen=True)
-class AttentionTrace:
-    """Every intermediate of one multi-head attention call (``B`` batch, ``h`` heads)."""
-
-    queries: Tensor  # (B, h, Tq, d_head), after W_query (and RoPE)
-    keys: Tensor  # (B, h, Tk, d_head), after W_key (and RoPE): the keys each query head reads
-    values: Tensor  # (B, h, Tk, d_head), after W_value: the values each query head reads
-    scores: Tensor  # (B, h, Tq, Tk), q k^T / sqrt(d_head), before masking
-    mask: Tensor  # (B, h, Tq, Tk) bool, True = may attend
-    weights: Tensor  # (B, h, Tq, Tk), softmax rows (before dropout)
-    head_context: Tensor  # (B, h, Tq, d_head), weights @ values per head, before the head hooks and gates
-    concat: Tensor  # (B, Tq, d_out), the heads side by side after the hooks and gates, before out_proj
-    output: Tensor  # (B, Tq, d_out), out_proj(concat): what forward returns
-    # Grouped-query attention, positions and sinks (notebook 11). For plain MHA kv_keys is keys, kv_values is values.
-    kv_keys: Tensor | None = None  # (B, h_kv, Tk, d_head): the K heads as computed and cached, shared by query heads
-    kv_values: Tensor | None = None  # (B, h_kv, Tk, d_head): the V heads
-    query_positions: Tensor | None = None  # (Tq,) int64: each query's position (offset by the cached tokens)
-    key_positions: Tensor | None = None  # (Tk,) int64: each key's position (a windowed cache skips some)
-    sink_weights: Tensor | None = None  # (B, h, Tq): the weight a learned sink logit took (sink_logit=True)
-
-    @property
-    def num_heads(self) -> int:
-        """The number of (query) heads ``h``."""
-        return self.weights.shape[1]
-
-    @property
-    def num_kv_heads(self) -> int:
-        """The number of K/V heads ``h_kv`` (``h`` for plain multi-head attention)."""
-        return self.num_heads if self.kv_keys is None else self.kv_keys.shape[1]
-
-    @property
-    def queries_per_kv_head(self) -> int:
-        """How many query heads read each K/V head: ``h // h_kv``."""
-        return self.num_heads // self.num_kv_heads
-
-    @property
-    def kv_groups(self) -> list[list[int]]:
-        """``kv_groups[j]``: the query heads that read K/V head ``j`` (consecutive, as in ``enable_gqa``)."""
-        g = self.queries_per_kv_head
-        return [list(range(j * g, (j + 1) * g)) for j in range(self.num_kv_heads)]
-
-    def kv_head_of(self, head: int) -> int:
-        """The K/V head that query head ``head`` reads: ``head // queries_per_kv_head``."""
-        head = check_index("head", head, self.num_heads, what=f" ({self.num_heads} query heads)")
-        return head // self.queries_per_kv_head
-
-
-def gate_heads(gates: Tensor) -> HeadHook:
-    """A head hook multiplying head ``i``'s context by ``gates[i]`` (``(h,)``: 1 = unchanged, 0 = head removed)."""
-    return lambda context: context * gates.to(device=context.device, dtype=context.dtype).view(1, -1, 1, 1)
-
-
-def on_head(head: int, fn: Callable[[Tensor], Tensor]) -> HeadHook:
-    """A head hook that replaces head ``head``'s context ``(B, Tq, d_head)`` by ``fn(context)``; others unchanged.
-
-    ``on_head(2, torch.zeros_like)`` removes head 2; ``on_head(2, lambda c: mean.expand_as(c))`` mean-ablates it.
-    """
-    check_int("head", head, minimum=0)
-
-    def hook(context: Tensor) -> Tensor:
-        check_index("head", head, context.shape[1], what=f" ({context.shape[1]} heads)")
-        patched = context.clone()
-        patched[:, head] = fn(context[:, head])
-        return patched
-
-    return hook
+__all__ = ["AttentionTrace", "HeadHook", "MultiHeadAttention", "gate_heads", "on_head"]
 
 
 def _autocast_on(device_type: str) -> bool:
@@ -257,18 +189,9 @@ class MultiHeadAttention(nn.Module):
         self._head_hooks[handle.id] = fn
         return handle
 
-    def forward(
-        self,
-        queries: Tensor,
-        keys: Tensor | None = None,
-        values: Tensor | None = None,
-        valid_lens: Tensor | None = None,
-        *,
-        kv_cache: KVCache | None = None,
-        head_gates: Tensor | None = None,
-        head_hook: HeadHook | None = None,
-        recorder: dict[str, Tensor] | None = None,
-    ) -> Tensor:
+    def forward(self, queries: Tensor, keys: Tensor | None = None, values: Tensor | None = None,
+                valid_lens: Tensor | None = None, *, kv_cache: KVCache | None = None, head_gates: Tensor | None = None,
+                head_hook: HeadHook | None = None, recorder: dict[str, Tensor] | None = None) -> Tensor:
         """``(B, Tq, d_in)`` -> ``(B, Tq, d_out)``; with ``keys``/``values`` ``(B, Tk, kv_dim)``: cross-attention.
 
         ``valid_lens``: ``(B,)`` or ``(B, Tq)``, how many leading keys each query may see (d2l semantics).
@@ -279,59 +202,25 @@ class MultiHeadAttention(nn.Module):
         registered ones. ``recorder``: a dict that receives every intermediate (use ``trace`` instead).
         """
         keys, values, start = self._check_inputs(queries, keys, values, valid_lens, kv_cache)  # start: tokens cached
-        q = split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, d_head)
-        k = split_heads(self.W_key(keys), self.num_kv_heads)  # (B, h_kv, Tk, d_head): h_kv = h unless K/V are shared
-        v = split_heads(self.W_value(values), self.num_kv_heads)  # (B, h_kv, Tk, d_head)
+        # Checked once, above: from here on the library's unchecked helpers (_split_heads, _rotate, ...) do the work.
+        q = _split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, d_head)
+        k = _split_heads(self.W_key(keys), self.num_kv_heads)  # (B, h_kv, Tk, d_head): h_kv = h unless K/V are shared
+        v = _split_heads(self.W_value(values), self.num_kv_heads)  # (B, h_kv, Tk, d_head)
         if self.rope_base is not None:  # rotary positions: token t of this call sits at position start + t
-            q, k = (apply_rope(x, offset=start, base=self.rope_base) for x in (q, k))
+            q, k = _rotate(q, start, self.rope_base), _rotate(k, start, self.rope_base)
         query_pos = torch.arange(start, start + q.shape[2], device=q.device)  # (Tq,): positions in the sequence
         key_pos = torch.arange(start, start + k.shape[2], device=q.device)  # (Tk,)
         if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
-            k, v, key_pos = kv_cache.update(self, k, v, key_pos, window=self.window, sink=self.sink)
-        batch, num_queries, num_keys = q.shape[0], q.shape[2], k.shape[2]
-        # Causal without a cache or a window is the plain triangle (a flag for the fused kernel). Otherwise the mask
-        # comes from positions: j <= i, and i - j < window or j < sink. One new token needs none: the cache kept
-        # exactly the keys it may see.
-        triangle = self.causal and kv_cache is None and self.window is None
-        by_position = None
-        if self.causal and not triangle and num_queries > 1:
-            by_position = causal_window_mask(query_pos, key_pos, window=self.window, sink=self.sink)  # (Tq, Tk)
-        shape = {"batch": batch, "num_queries": num_queries, "num_keys": num_keys, "ndim": 4}
-        if self.fused and recorder is None and self.sink_logit is None:
-            # The fused kernel never builds the (Tq, Tk) table. Causal alone goes as a flag; (B,) lengths as one
-            # (B, 1, 1, Tk) row; only causal with padding needs a (Tq, Tk) mask. enable_gqa: query head i reads
-            # K/V head i // queries_per_kv_head.
-            mask = build_mask(**shape, valid_lens=valid_lens, attn_mask=by_position,
-                              causal=triangle and valid_lens is not None, device=queries.device)
-            context = F.scaled_dot_product_attention(  # (B, h, Tq, d_head)
-                q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0,
-                is_causal=triangle and mask is None, enable_gqa=self.num_kv_heads != self.num_heads,
-            )
-        else:
-            mask = build_mask(**shape, valid_lens=valid_lens, attn_mask=by_position, causal=triangle,
-                              device=queries.device)
-            g = self.queries_per_kv_head  # Llama's repeat_kv: K/V head j serves query heads j*g .. j*g + g - 1
-            k_read, v_read = (k, v) if g == 1 else (k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1))
-            # Scaling the (Tq, d_head) queries costs less than scaling the (Tq, Tk) scores.
-            scores = (q * (1.0 / math.sqrt(self.head_dim))) @ k_read.transpose(-2, -1)  # (B, h, Tq, Tk)
-            if self.sink_logit is None:
-                weights = masked_weights(scores, mask)  # (B, h, Tq, Tk): rows sum to 1, exactly 0 where masked
-            else:  # gpt-oss: one more column per head, a learned logit that takes weight and gives no value
-                sink = self.sink_logit.view(1, -1, 1, 1).expand(batch, -1, num_queries, 1)  # (B, h, Tq, 1)
-                allowed = None if mask is None else torch.cat(  # (B, 1, Tq, Tk + 1): the sink is always allowed
-                    [mask.expand(batch, 1, num_queries, num_keys), mask.new_ones(batch, 1, num_queries, 1)], dim=-1)
-                with_sink = masked_weights(torch.cat([scores, sink.to(scores.dtype)], dim=-1), allowed)
-                weights = with_sink[..., :-1]  # (B, h, Tq, Tk): rows sum to 1 - the sink's weight
-            context = self.dropout(weights) @ v_read  # (B, h, Tq, d_head)
-            if recorder is not None:
-                full = torch.ones((), dtype=torch.bool, device=q.device) if mask is None else mask
-                recorder.update(queries=q, keys=k_read, values=v_read, scores=scores, weights=weights,
-                                head_context=context, mask=full.expand(batch, self.num_heads, num_queries, num_keys),
-                                kv_keys=k, kv_values=v, query_positions=query_pos, key_positions=key_pos)
-                if self.sink_logit is not None:
-                    recorder.update(sink_weights=with_sink[..., -1])
+            k, v, key_pos = kv_cache._append(self, k, v, key_pos, self.window, self.sink)
+        mask, is_causal = self._mask(query_pos, key_pos, valid_lens, batch=q.shape[0], cached=kv_cache is not None)
+        attend = ATTENTION_FUNCTIONS[self._kernel_name(tracing=recorder is not None)]  # "sdpa", "eager", "eager_sink"
+        context, _ = attend(q, k, v, mask, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
+                            sink_logit=self.sink_logit, recorder=recorder)  # (B, h, Tq, d_head)
+        if recorder is not None:  # the kernel recorded the keys and values it read, the scores, mask and weights
+            recorder.update(queries=q, head_context=context, kv_keys=k, kv_values=v, query_positions=query_pos,
+                            key_positions=key_pos)
         context = self._run_head_hooks(context, head_gates, head_hook)  # (B, h, Tq, d_head)
-        concat = merge_heads(context)  # (B, Tq, d_out): the heads side by side
+        concat = _merge_heads(context)  # (B, Tq, d_out): the heads side by side
         output = self.out_proj(concat)  # (B, Tq, d_out)
         if recorder is not None:
             recorder.update(concat=concat, output=output)
@@ -361,6 +250,35 @@ class MultiHeadAttention(nn.Module):
 
     # ------------------------------------------------------------------------------------------ helpers
 
+    def _kernel_name(self, *, tracing: bool) -> str:
+        """The attention function ``forward`` calls (``mha_lib.kernels.ATTENTION_FUNCTIONS``).
+
+        ``"sdpa"``, PyTorch's fused kernel, unless ``fused = False`` or a trace needs the weights (``"eager"``), or
+        the layer has a learned sink column, which the fused kernel lacks (``"eager_sink"``).
+        """
+        if self.sink_logit is not None:
+            return "eager_sink"
+        return "sdpa" if self.fused and not tracing else "eager"
+
+    def _mask(self, query_pos: Tensor, key_pos: Tensor, valid_lens: Tensor | None, *, batch: int,
+              cached: bool) -> tuple[Tensor | None, bool]:
+        """The kernel's ``(mask, is_causal)``: a bool mask broadcasting to ``(B, h, Tq, Tk)`` (or None), and a flag.
+
+        Causal without a cache or a window is the plain triangle, passed as the flag (the fused kernel then skips
+        the masked half); with padding it joins the mask. Otherwise the mask comes from positions: ``j <= i``, and
+        ``i - j < window`` or ``j < sink``. One new token needs none: the cache kept exactly the keys it may see.
+        """
+        triangle = self.causal and not cached and self.window is None
+        by_position = None
+        if self.causal and not triangle and len(query_pos) > 1:
+            by_position = _window_mask(query_pos, key_pos, self.window, self.sink)  # (Tq, Tk)
+        if valid_lens is None and by_position is None:
+            return None, triangle
+        mask = build_mask(batch=batch, num_queries=len(query_pos), num_keys=len(key_pos), ndim=4,
+                          valid_lens=valid_lens, attn_mask=by_position, causal=triangle and valid_lens is not None,
+                          device=query_pos.device)
+        return mask, triangle and mask is None
+
     def _run_head_hooks(self, context: Tensor, head_gates: Tensor | None, head_hook: HeadHook | None) -> Tensor:
         """Apply ``head_gates``, then ``head_hook``, then the registered hooks to ``(B, h, Tq, d_head)``."""
         hooks = [] if head_gates is None else [gate_heads(self._check_gates(head_gates))]
@@ -369,18 +287,9 @@ class MultiHeadAttention(nn.Module):
                 raise TypeError(f"head_hook must be a function of the head outputs (B, h, Tq, d_head), "
                                 f"got {_got(head_hook)}")
             hooks.append(head_hook)
-        for fn in [*hooks, *self._head_hooks.values()]:
-            result = fn(context)
-            if result is None:
-                continue
-            if not isinstance(result, Tensor) or result.shape != context.shape:
-                got = _shape(result) if isinstance(result, Tensor) else _got(result)
-                raise ValueError(
-                    f"a head hook must return a tensor of the shape it received, {_shape(context)}"
-                    f" (batch, heads, queries, d_head), or None; {getattr(fn, '__name__', fn)!s} returned {got}"
-                )
-            context = result
-        return context
+        if not hooks and not self._head_hooks:
+            return context
+        return run_head_hooks(context, [*hooks, *self._head_hooks.values()])
 
     def _check_gates(self, head_gates: object) -> Tensor:
         if not isinstance(head_gates, Tensor):

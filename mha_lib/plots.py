@@ -31,10 +31,9 @@ from mha_lib._validate import (
     check_number,
     check_probability,
     check_tokens,
-    check_trace,
 )
 from mha_lib.heads import head_label
-from mha_lib.mha import AttentionTrace
+from mha_lib.trace import AttentionTrace, check_trace
 
 
 def _numpy(x: Tensor | np.ndarray) -> np.ndarray:

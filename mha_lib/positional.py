@@ -128,7 +128,14 @@ def apply_rope(x: Tensor, *, offset: int = 0, base: float = 10000.0) -> Tensor:
     check_tensor("x", x, (2, 3, 4), "(..., tokens, dim)")
     if x.shape[-1] % 2:
         raise ValueError(f"x must have an even last dimension (features rotate in pairs), got shape {_shape(x)}")
-    angles = rope_angles(x.shape[-2], x.shape[-1], offset=offset, base=base).to(x.device)  # (T, dim/2)
+    check_int("offset", offset, minimum=None)
+    return _rotate(x, offset, check_number("base", base, positive=True))
+
+
+def _rotate(x: Tensor, offset: int, base: float) -> Tensor:
+    """``apply_rope`` without the checks, for callers that checked its arguments already (the layer)."""
+    positions = torch.arange(offset, offset + x.shape[-2], dtype=torch.float64)
+    angles = (positions[:, None] * _frequencies(x.shape[-1], base)[None, :]).to(x.device)  # (T, dim/2)
     cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
     even, odd = x[..., 0::2], x[..., 1::2]
     out = torch.empty_like(x)

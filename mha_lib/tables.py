@@ -18,8 +18,8 @@ import torch
 from pandas.io.formats.style import Styler
 from torch import Tensor
 
-from mha_lib._validate import check_finite, check_index, check_int, check_tokens, check_trace
-from mha_lib.mha import AttentionTrace
+from mha_lib._validate import check_finite, check_index, check_int, check_tokens
+from mha_lib.trace import AttentionTrace, check_trace
 
 STYLER_UUID = "mha"  # styled tables get the id ``mha_<hash of what they show>``: identical HTML from run to run
 MASKED_CSS = "background-color: #f2f2f2; color: #a0a0a0"  # a hidden key: light grey, shown as a dot
