@@ -33,7 +33,7 @@ def cnn_rnn_attention() -> Figure:
     fig = Figure(figsize=(11, 3.0), layout="constrained")
     cnn, rnn, att = fig.subplots(1, 3)
 
-    # CNN, kernel 3, two layers: x1 reaches y6 only after (T - 1) / (k - 1) layers
+    # CNN, centred kernel 3, two layers: x1 moves (k - 1) / 2 = 1 position per layer, so y6 needs 2(T - 1)/(k - 1) = 5
     layers = [0.0, 1.3, 2.6]
     for level, y in enumerate(layers):
         for i in range(N):
@@ -46,7 +46,7 @@ def cnn_rnn_attention() -> Figure:
                     _edge(cnn, (j, lower), (i, upper))
     for (x0, y0), (x1, y1) in [((0, 0.0), (1, 1.3)), ((1, 1.3), (2, 2.6))]:
         _edge(cnn, (x0, y0), (x1, y1), RED, 2.0)
-    _frame(cnn, "CNN (kernel k = 3)", "x1 reaches position 3 after 2 layers: path O(T/k)", 2.6)
+    _frame(cnn, "CNN (kernel k = 3)", "x1 moves 1 position per layer: y6 after 5 layers, path O(T/k)", 2.6)
 
     # RNN: a chain of hidden states, each waits for the previous one
     for i in range(N):
