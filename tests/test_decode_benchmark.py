@@ -53,13 +53,13 @@ def test_greedy_decoding_writes_the_same_tokens_with_and_without_caches() -> Non
 def test_a_wrong_cache_is_caught_by_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.manual_seed(0)
     model = mb.Decoder(QUICK, 2).eval()
-    original = mb.KVCache.update
+    original = mb.KVCache._append  # what the layer calls once it has checked the cache at its door
 
-    def forgetful(self, layer, keys, values, positions, *, window=None, sink=0):  # loses the oldest key and value
-        keys, values, positions = original(self, layer, keys, values, positions, window=window, sink=sink)
+    def forgetful(self, layer, keys, values, positions, window, sink):  # loses the oldest key and value
+        keys, values, positions = original(self, layer, keys, values, positions, window, sink)
         return keys[:, :, 1:], values[:, :, 1:], positions[1:]
 
-    monkeypatch.setattr(mb.KVCache, "update", forgetful)
+    monkeypatch.setattr(mb.KVCache, "_append", forgetful)
     with pytest.raises(AssertionError):
         mb.check_decoding(model, QUICK, 24)
 
