@@ -6,8 +6,6 @@ are in test_kit_roundtrip.py (`make test-kit`); the slides in a browser are in b
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import subprocess
@@ -229,39 +227,140 @@ def test_course_config_stub_and_repository() -> None:
     assert edition and edition[0].class_traits()["repository"].default() == REPO, "the repository of setup_cell.py"
 
 
-def test_a_stubbed_exercise_runs_and_scores_zero(tmp_path: Path) -> None:
-    """Through the real config: the stub returns None, the visible check says 'not attempted', the hidden one fails."""
+def test_a_stubbed_exercise_fails_its_check_cell_and_run_all_goes_on(tmp_path: Path) -> None:
+    """Through the real config: the stub returns None, the check cell raises "not attempted yet" (so Validate fails
+    it) and is tagged raises-exception (so Run All carries on); a markdown answer becomes YOUR ANSWER HERE."""
     from mha_lib.checks import CheckFailed
 
     solution = {"nbgrader": {"grade": False, "grade_id": "ex", "locked": False, "schema_version": 3,
                              "solution": True, "task": False}, "tags": ["solution"]}
     check = {"nbgrader": {"grade": True, "grade_id": "ex-check", "locked": True, "points": 1, "schema_version": 3,
                           "solution": False, "task": False}}
+    written = {"nbgrader": {"grade": True, "grade_id": "ex3-why", "locked": False, "points": 2, "schema_version": 3,
+                            "solution": True, "task": False}}
     cells = [
         _cell("md", "# 04 · Test\n\n[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
                     f"(https://colab.research.google.com/github/{REPO}/blob/main/notebooks/04_test.ipynb)"),
-        _cell("code", "import torch\nfrom mha_lib import checks, masked_softmax"),
-        _cell("code", "def mine(scores, valid_lens):\n    ### BEGIN SOLUTION\n    return masked_softmax(scores, "
-                      "valid_lens)\n    ### END SOLUTION", **solution),
-        _cell("code", "checks.masked_softmax(mine)\n### BEGIN HIDDEN TESTS\nchecks.masked_softmax(mine, strict=True)\n"
-                      "### END HIDDEN TESTS", **check),
+        _cell("code", "import torch\nfrom mha_lib import checks"),
+        _cell("code", "def mine(scores, valid_lens):\n    ### BEGIN SOLUTION\n"
+                      "    keys = torch.arange(scores.shape[-1])\n"
+                      "    return torch.softmax(scores.masked_fill(keys >= valid_lens[:, None, None], -1e9), -1)\n"
+                      "    ### END SOLUTION", **solution),
+        _cell("code", "from mha_lib import checks\n\nchecks.masked_softmax(mine)\n### BEGIN HIDDEN TESTS\n"
+                      "checks.masked_softmax(mine, strict=True)\n### END HIDDEN TESTS", **check),
         _cell("code", "### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION", **{**solution, "nbgrader": {
             **solution["nbgrader"], "grade_id": "ex2"}}),
+        _cell("md", "Because the row has no key.\n\n**Mark scheme (2 points).** 1 point: ...", **written),
     ]
     path = tmp_path / "04_test.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     copy = student.student_notebook(path)
     assert copy.cells[2].source.endswith("# YOUR CODE HERE\n    pass") and "return" not in copy.cells[2].source
     assert "strict" not in copy.cells[3].source and copy.cells[4].source == "# YOUR CODE HERE\npass"
+    assert copy.cells[3].metadata["tags"] == ["raises-exception"]
+    assert copy.cells[5].source == "YOUR ANSWER HERE", "a markdown answer cell is replaced whole"
     assert "blob/main/student/04_test.ipynb" in copy.cells[0].source
     namespace: dict = {}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for cell in copy.cells[1:]:
-            exec(cell.source, namespace)
-    assert "not attempted yet" in out.getvalue()
-    with pytest.raises(CheckFailed):
-        exec("checks.masked_softmax(mine, strict=True)", namespace)
+    for cell in copy.cells[1:3]:
+        exec(cell.source, namespace)
+    with pytest.raises(CheckFailed, match="not attempted yet"):
+        exec(copy.cells[3].source, namespace)
+
+
+def test_for_students_replaces_teacher_passages() -> None:
+    """The markers of the teacher's edition (notebook-kit conventions): inline, across lines, whole paragraphs."""
+    for_students = student.for_students
+    assert for_students("no markers, <b>html</b> kept") == "no markers, <b>html</b> kept"
+    assert for_students("The answers <!-- teacher -->follow, collapsed<!-- /teacher --><!-- student: go in the cell "
+                        "under each question -->.") == "The answers go in the cell under each question."
+    assert for_students("A.\n\n<!-- teacher -->These notebooks are the teacher's edition:\nanswers collapsed.\n\n"
+                        "Second paragraph.<!-- /teacher -->\n\nB.") == "A.\n\nB."
+    assert for_students("<!-- teacher -->\nold\n<!-- /teacher -->\n<!-- student:\nWrite **yours**\nhere.\n-->\nEnd"
+                        ) == "Write **yours**\nhere.\nEnd"
+    assert for_students("x <!--teacher-->a<!--/teacher--> y <!-- teacher -->b<!-- /teacher --><!-- student: c --> z"
+                        ) == "x  y c z"
+    assert for_students("<!-- teacher -->only the teacher's<!-- /teacher -->") == ""
+
+
+TEACHER_WORDING = ("teacher's edition", "collapsed", "saved here", "after the solutions", "after the answers")
+
+
+def _teacher_wording(copy: nbformat.NotebookNode) -> list[str]:
+    found = []
+    for index, cell in enumerate(copy.cells):
+        text = cell.source
+        if index == 0:  # the generated note under the badges may name the teacher's edition (its link)
+            text = re.sub(r"^> \*\*Student edition\.\*\*.*$", "", text, flags=re.M)
+        found += [f"cell {index}: {phrase!r}" for phrase in TEACHER_WORDING if phrase in text.lower()]
+    return found
+
+
+@ids
+def test_student_copy_speaks_to_students(path: Path) -> None:
+    """No teacher-only wording in a student copy (W1, W2, M1, M2): mark it <!-- teacher --> in notebooks/."""
+    found = _teacher_wording(_load(STUDENT / path.name))
+    assert not found, "teacher's wording in the student copy (wrap it in <!-- teacher -->...<!-- /teacher -->): " + (
+        "; ".join(found))
+
+
+@ids
+def test_written_questions_are_marked_by_hand(path: Path) -> None:
+    """G2: every solution cell is an implement-it function (its check cell follows) or a hand-marked answer with
+    points and a mark scheme; prose answers are markdown cells."""
+    cells = _load(path).cells
+    for index, cell in enumerate(cells):
+        grader = _grader(cell)
+        if not grader.get("solution"):
+            continue
+        following = next((c for c in cells[index + 1:] if c.cell_type == "code"), None)
+        checked = (cell.cell_type == "code" and following is not None and _grader(following).get("grade")
+                   and "checks." in following.source)
+        if checked:
+            continue
+        if cell.cell_type == "code" and not grader.get("grade") and any(
+                _grader(c).get("grade") and c.cell_type == "markdown" and _grader(c).get("solution")
+                for c in cells[index + 1:index + 3]):
+            continue  # code that an explanation cell right after it is marked with
+        assert grader.get("grade") and grader.get("points", 0) > 0, (
+            f"{grader['grade_id']}: a question's answer is graded by hand (nbgrader grade: true, points 1 or 2)")
+        assert re.search(r"mark scheme", cell.source, re.I), f"{grader['grade_id']}: a mark scheme in the answer cell"
+        if cell.cell_type == "code":
+            inside, _ = _regions(cell.source, "BEGIN SOLUTION", "END SOLUTION")
+            assert any("mark scheme" in line.lower() for line in inside), (
+                f"{grader['grade_id']}: the mark scheme sits inside ### BEGIN/END SOLUTION (the stub drops it)")
+        else:
+            assert "BEGIN SOLUTION" not in cell.source, f"{grader['grade_id']}: no solution markers in markdown"
+
+
+@ids
+def test_check_cells_import_checks_themselves(path: Path) -> None:
+    """M5: a locked check cell does not depend on an import cell the student may edit."""
+    for cell in _load(path).cells:
+        if cell.cell_type == "code" and _grader(cell).get("grade") and "checks." in cell.source:
+            assert cell.source.startswith("from mha_lib import checks"), (
+                f"{_grader(cell)['grade_id']}: start the check cell with `from mha_lib import checks`")
+
+
+@ids
+def test_stubs_keep_no_teacher_lines(path: Path) -> None:
+    """M3: what only the teacher's answer needs (NBVAL_IGNORE_OUTPUT) stays inside the solution region."""
+    for cell in _load(STUDENT / path.name).cells:
+        if _grader(cell).get("solution"):
+            assert "NBVAL_IGNORE_OUTPUT" not in cell.source, f"{_grader(cell)['grade_id']}: {cell.source[:80]!r}"
+
+
+@ids
+def test_a_markdown_answer_is_blank_in_the_student_copy(path: Path) -> None:
+    for cell in _load(STUDENT / path.name).cells:
+        if cell.cell_type == "markdown" and _grader(cell).get("solution"):
+            assert cell.source == "YOUR ANSWER HERE", f"{_grader(cell)['grade_id']}: {cell.source[:80]!r}"
+
+
+@ids
+def test_check_cells_carry_on_in_the_student_copy(path: Path) -> None:
+    for cell in _load(STUDENT / path.name).cells:
+        if cell.cell_type == "code" and _grader(cell).get("grade") and "checks." in cell.source:
+            assert "raises-exception" in cell.metadata.get("tags", []), _grader(cell)["grade_id"]
 
 
 # ----- the course folder, RISE, the slides' assets -----
@@ -269,8 +368,26 @@ def test_a_stubbed_exercise_runs_and_scores_zero(tmp_path: Path) -> None:
 def test_nbgrader_course_folder(tmp_path: Path) -> None:
     ids = create(tmp_path / "course", NOTEBOOKS[:2])
     assert ids == [p.stem for p in NOTEBOOKS[:2]]
-    assert (tmp_path / "course" / "nbgrader_config.py").read_text() == student.CONFIG.read_text()
+    config = (tmp_path / "course" / "nbgrader_config.py").read_text()
+    assert config.startswith(student.CONFIG.read_text()) and "c.StudentEdition.teacher_link = False" in config
     assert (tmp_path / "course" / "source" / ids[0] / NOTEBOOKS[0].name).exists()
+    create(tmp_path / "course", NOTEBOOKS[:1], ref="v2027.1")  # run again: one managed block, now with the ref
+    config = (tmp_path / "course" / "nbgrader_config.py").read_text()
+    assert config.count("teacher_link = False") == 1 and "c.StudentEdition.ref = 'v2027.1'" in config
+    with pytest.raises(ValueError, match="ref must be a git tag or commit"):
+        create(tmp_path / "course", NOTEBOOKS[:1], ref="main; rm -rf")
+
+
+def test_a_pinned_release_opens_and_installs_its_ref(tmp_path: Path) -> None:
+    """G4/M8: --ref rewrites the badges and the setup cell's install line; the graded release links no answers."""
+    path = NOTEBOOKS[12 if len(NOTEBOOKS) > 12 else -1]
+    create(tmp_path / "course", [path], ref="v2027.1")
+    copy = student.student_notebook(path, tmp_path / "course" / "nbgrader_config.py")
+    head = copy.cells[0].source
+    assert f"github/{REPO}/blob/v2027.1/student/{path.name}" in head and f"gh/{REPO}/v2027.1?labpath=student" in head
+    assert "/blob/main/" not in head and "teacher's edition" not in head.lower()
+    setup = next(c for c in copy.cells if c.cell_type == "code")
+    assert f'"mha_lib @ git+{REPOSITORY}@v2027.1"' in setup.source
 
 
 def test_rise_is_enabled_in_the_lab() -> None:
@@ -340,8 +457,9 @@ def test_guide_index_lists_every_notebook() -> None:
 
 def test_make_targets_and_ci() -> None:
     makefile = (ROOT / "Makefile").read_text()
-    for target in ("student", "slides", "test-kit"):
+    for target in ("student", "slides", "test-kit", "lab-student", "test-install"):
         assert re.search(rf"^{target}:", makefile, re.M) and f"make {target} " in makefile, f"make {target} + help"
-    assert (ROOT / ".ci" / "run").read_text().count("make --no-print-directory test-kit") == 1
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.count("make --no-print-directory test-kit") == 1 and ci.count("make --no-print-directory test-install")
     notebooks = makefile.split("\nnotebooks:")[1].split("\n\n")[0]
     assert notebooks.count("tools/sync_notebooks.py") == 2, "sync before executing and after (slide heights)"

@@ -1,14 +1,21 @@
 """Set up an nbgrader course folder for the series: the shipped config and one assignment per notebook.
 
-Usage: ``python tools/nbgrader_course.py COURSE_DIR [NN ...]`` (every notebook with a graded exercise when no number
-is given). It writes ``COURSE_DIR/nbgrader_config.py`` (a copy of ``teaching/nbgrader_config.py``, left alone if
-it exists) and ``COURSE_DIR/source/NN_name/NN_name.ipynb`` (the teacher's edition), then prints the next commands.
-Run nbgrader from inside ``COURSE_DIR``: ``nbgrader generate_assignment NN_name`` releases the student version.
+Usage: ``python tools/nbgrader_course.py COURSE_DIR [NN ...] [--ref REF]`` (every notebook with a graded exercise
+when no number is given). It writes ``COURSE_DIR/nbgrader_config.py`` (a copy of ``teaching/nbgrader_config.py``,
+left alone if it exists, but for the block this tool manages at its end) and
+``COURSE_DIR/source/NN_name/NN_name.ipynb`` (the teacher's edition), then prints the next commands. Run nbgrader
+from inside ``COURSE_DIR``, with the venv active: ``nbgrader generate_assignment NN_name`` releases the student
+version.
+
+The managed block sets ``StudentEdition.teacher_link = False`` (a graded release does not link the answers) and,
+with ``--ref``, ``StudentEdition.ref``: a tag such as ``v2027.1`` (or a commit) that the released copies' badges
+open and their setup cell installs (``git+...@v2027.1``), so a term keeps the version it started with.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -17,6 +24,18 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "teaching" / "nbgrader_config.py"
+BEGIN, END = "# --- set by tools/nbgrader_course.py ---", "# --- end of tools/nbgrader_course.py ---"
+REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+
+
+def course_settings(ref: str | None) -> str:
+    """The block ``create`` writes at the end of the course's config."""
+    lines = [BEGIN, "# A graded release does not link the teacher's edition, which holds the answers.",
+             "c.StudentEdition.teacher_link = False"]
+    if ref:
+        lines += ["# The term's version: the badges open it and the setup cell installs mha_lib at it.",
+                  f"c.StudentEdition.ref = {ref!r}"]
+    return "\n".join([*lines, END]) + "\n"
 
 
 def graded(path: Path) -> bool:
@@ -38,11 +57,18 @@ def notebooks(numbers: list[str]) -> list[Path]:
     return [found[n.zfill(2)] for n in numbers]
 
 
-def create(course: Path, paths: list[Path]) -> list[str]:
+def create(course: Path, paths: list[Path], ref: str | None = None) -> list[str]:
     """Write the config and one assignment per notebook into ``course``; the assignment ids."""
+    if ref is not None and not REF.fullmatch(ref):
+        raise ValueError(f"ref must be a git tag or commit such as v2027.1, got {ref!r}")
     course.mkdir(parents=True, exist_ok=True)
-    if not (course / "nbgrader_config.py").exists():
-        shutil.copyfile(CONFIG, course / "nbgrader_config.py")
+    config = course / "nbgrader_config.py"
+    if not config.exists():
+        shutil.copyfile(CONFIG, config)
+    text = config.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + text[text.index(END) + len(END):].lstrip("\n")
+    config.write_text(text.rstrip("\n") + "\n\n" + course_settings(ref), encoding="utf-8")
     ids = []
     for path in paths:
         folder = course / "source" / path.stem
@@ -56,10 +82,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("course", type=Path, help="the course folder (created if missing)")
     parser.add_argument("numbers", nargs="*", help="notebook numbers, e.g. 04 05 (default: every graded notebook)")
+    parser.add_argument("--ref", help="the git tag or commit the term uses, e.g. v2027.1 (default: main)")
     args = parser.parse_args(argv)
-    ids = create(args.course, notebooks(args.numbers))
-    print(f"{args.course}: nbgrader_config.py and {len(ids)} assignment(s) in source/: {', '.join(ids)}")
-    print(f"next: cd {args.course} && nbgrader generate_assignment {ids[0] if ids else 'NN_name'}", file=sys.stderr)
+    try:
+        ids = create(args.course, notebooks(args.numbers), args.ref)
+    except ValueError as err:
+        parser.error(str(err))
+    print(f"{args.course}: nbgrader_config.py and {len(ids)} assignment(s) in source/: {', '.join(ids)}"
+          + (f"; releases pinned to {args.ref}" if args.ref else ""))
+    # nbgrader runs `alembic` (its gradebook's schema) from PATH: the venv must be active.
+    active = shutil.which("alembic") is not None
+    print(("next" if active else "next, with the venv active (source .venv/bin/activate; on Windows"
+           " .venv\\Scripts\\activate)") + f": cd {args.course} && nbgrader generate_assignment "
+          f"{ids[0] if ids else 'NN_name'}", file=sys.stderr)
     return 0
 
 

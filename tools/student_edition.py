@@ -29,15 +29,21 @@ CONFIG = ROOT / "teaching" / "nbgrader_config.py"
 COURSE_BOUND = (IncludeHeaderFooter, InstantiateTests, SaveCells)
 
 
-def course_config() -> Config:
-    """The nbgrader configuration of ``teaching/nbgrader_config.py``."""
-    return PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
+def course_config(config: Path = CONFIG) -> Config:
+    """The nbgrader configuration of ``config`` (``teaching/nbgrader_config.py``, or a course's copy)."""
+    return PyFileConfigLoader(config.name, path=str(config.parent)).load_config()
 
 
-def student_notebook(path: Path) -> nbformat.NotebookNode:
-    """The student edition of the notebook at ``path``, in memory."""
+def for_students(markdown: str) -> str:
+    """The config's ``for_students``: teacher-only passages of ``markdown`` replaced by their student wording."""
+    edition = next(p for p in course_config().GenerateAssignment.preprocessors if p.__name__ == "StudentEdition")
+    return edition.for_students(markdown)
+
+
+def student_notebook(path: Path, config_file: Path = CONFIG) -> nbformat.NotebookNode:
+    """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it)."""
     nb = nbformat.read(path, as_version=4)
-    config = course_config()
+    config = course_config(config_file)
     resources: dict = {"unique_key": path.stem, "metadata": {"name": path.stem}}
     for preprocessor in config.GenerateAssignment.preprocessors:
         if not issubclass(preprocessor, COURSE_BOUND):
