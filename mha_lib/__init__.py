@@ -1,4 +1,7 @@
-"""mha_lib: the attention library behind the *Multi-Head Attention, from tokens to heads* notebooks."""
+"""mha_lib: the attention library behind the *Multi-Head Attention, from tokens to heads* notebooks.
+
+mha_lib/README.md maps its modules, layer by layer; a module imports only from the layers below its own.
+"""
 
 from mha_lib.attention import (
     AdditiveAttention,
@@ -10,7 +13,9 @@ from mha_lib.attention import (
 )
 from mha_lib.cache import KVCache, causal_window_mask, kv_cache_bytes_per_token
 from mha_lib.heads import head_index, head_label, merge_heads, split_heads, transpose_output, transpose_qkv
-from mha_lib.mha import AttentionTrace, HeadHook, MultiHeadAttention, gate_heads, on_head
+from mha_lib.hooks import HeadHook, gate_heads, on_head
+from mha_lib.mha import MultiHeadAttention
+from mha_lib.trace import AttentionTrace
 
 __version__ = "0.1.0"
 

@@ -41,7 +41,7 @@ from mha_lib.bert import BertEncoder
 from mha_lib.mha import AttentionTrace, MultiHeadAttention
 from mha_lib.plots import plot_attention_heads, plot_head_lines
 from mha_lib.tokenize import UNK, Vocab, tokenize
-from mha_lib.toy import TinyTransformer
+from mha_lib.toy.model import TinyTransformer
 
 if TYPE_CHECKING:  # the tokenizer's module needs the optional `tokenizers` package only when one is built
     from mha_lib.pretrained import MiniLM, WordPieceTokenizer
