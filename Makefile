@@ -15,7 +15,7 @@ LOWEST_PYTHON ?= 3.10
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
-	test-lowest test-env test-cpus test-seeds clean student slides test-kit
+	test-lowest test-env test-cpus test-seeds clean student slides test-kit lab-student test-install
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -33,6 +33,8 @@ help:
 	@echo "make student       write the student edition student/ (answers stubbed, no outputs; commit it)"
 	@echo "make slides        write slides/NN_*.slides.html, reveal.js decks that work offline (needs npm once)"
 	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
+	@echo "make lab-student   open JupyterLab on the student edition, student/ (the exercises without answers)"
+	@echo "make test-install  INSTALL.md's commands in an empty venv, then every student copy in it (minutes)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +59,9 @@ LAB_OPEN := --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_s
 
 lab: install
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(LAB_OPEN) $(LAB_ARGS)
+
+lab-student: install
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,student/,$(LAB_OPEN)) $(LAB_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -96,6 +101,11 @@ slides: install
 test-kit: install
 	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
 	timeout 1500 $(PY) tools/colab_sim.py --student $(COLAB_ARGS)
+
+# INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
+# every student copy top to bottom in it (tests/test_install.py).
+test-install: install
+	MHA_INSTALL_TEST=1 timeout 2400 $(PY) -m pytest -p no:xdist tests/test_install.py -v -s $(INSTALL_ARGS)
 
 test-colab: install
 	timeout 1500 $(PY) tools/colab_sim.py $(COLAB_ARGS)
