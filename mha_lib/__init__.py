@@ -17,7 +17,9 @@ from mha_lib.hooks import HeadHook, gate_heads, on_head
 from mha_lib.mha import MultiHeadAttention
 from mha_lib.trace import AttentionTrace
 
-__version__ = "0.1.0"
+# A release is tagged vYYYY.N (the N-th release of year YYYY) and carries __version__ "YYYY.N"; pyproject.toml reads
+# it from here. The setup cell of every notebook prints it, so a class can see which release it runs.
+__version__ = "2026.1"
 
 __all__ = [
     "AdditiveAttention",
