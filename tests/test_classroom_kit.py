@@ -463,3 +463,13 @@ def test_make_targets_and_ci() -> None:
     assert ci.count("make --no-print-directory test-kit") == 1 and ci.count("make --no-print-directory test-install")
     notebooks = makefile.split("\nnotebooks:")[1].split("\n\n")[0]
     assert notebooks.count("tools/sync_notebooks.py") == 2, "sync before executing and after (slide heights)"
+
+
+def test_a_release_can_be_named() -> None:
+    """G4: mha_lib.__version__ is YYYY.N, the tag vYYYY.N a term pins (`nbgrader_course.py --ref vYYYY.N`)."""
+    import mha_lib
+
+    assert re.fullmatch(r"20\d\d\.[1-9]\d*", mha_lib.__version__), mha_lib.__version__
+    assert 'version = { attr = "mha_lib.__version__" }' in (ROOT / "pyproject.toml").read_text()
+    guide = (ROOT / "teaching" / "README.md").read_text()
+    assert "vYYYY.N" in guide and "--ref" in guide, "teaching/README.md, 'Pin your term', names the tag scheme"
