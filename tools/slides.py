@@ -8,10 +8,21 @@ from the npm packages pinned in ``package.json`` (``npm ci`` runs when ``node_mo
 ``package-lock.json``), and the template ``tools/slides_template/mha_slides`` leaves out mermaid and the widget
 renderer. So ``slides/`` works with no network, and copied as a whole (a USB stick) it works anywhere.
 
-Slides follow each cell's ``slideshow.slide_type`` (``tools/sync_notebooks.py`` writes them); the canvas is
-``SLIDE_WIDTH`` x ``SLIDE_HEIGHT`` (reveal.js scales it to the screen), a (sub)slide taller than the screen
-scrolls, and the slide number shows as current/total. Keys: arrows or space move, ``s`` opens the speaker view,
-``f`` full screen, ``o`` the overview.
+Each deck is made from a copy of the notebook cut for the projector (``deck_notebook``):
+
+- a *figure cell* (a code cell whose output is a picture) shows its figure without its code;
+- a markdown cell's prose past ``SLIDE_WORDS`` words (whole paragraphs, lists and tables; a long first paragraph
+  at a sentence) goes to the slide's **speaker notes**, and so does each "pause for a question" of the walkthrough
+  table in ``teaching/NN_*.md``, on the slide of the section it names;
+- the ``## Setup`` heading is left out with the setup cell;
+- slide breaks then follow ``sync_notebooks.slide_types(..., deck=True)``: the notebook's own rule, with the
+  heights as the deck draws them (code, printouts and figures capped, see ``sync_notebooks.CODE_MAX``; a taller
+  code cell or printout scrolls inside its box).
+
+The canvas is ``SLIDE_WIDTH`` x ``SLIDE_HEIGHT`` (reveal.js scales it to the screen; ``make test-browser`` checks
+that no (sub)slide is taller), and the slide number shows as current/total. Keys: arrows or space move, ``s``
+opens the speaker view (notes and the next slide), ``f`` full screen, ``o`` the overview. For a PDF (to post on a
+learning platform), open a deck with ``?print-pdf`` after its name in Chromium or Chrome and print to PDF.
 """
 
 from __future__ import annotations
@@ -30,7 +41,15 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sync_notebooks import SLIDE_HEIGHT, SLIDE_WIDTH  # noqa: E402
+from sync_notebooks import (  # noqa: E402
+    CODE_MAX,
+    IMAGE_MAX,
+    OUTPUTS_MAX,
+    SLIDE_HEIGHT,
+    SLIDE_WIDTH,
+    TEXT_MAX,
+    slide_types,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_MODULES = ROOT / "node_modules"
@@ -60,6 +79,193 @@ URLS = {
     "require_js_url": "lib/requirejs/require.js",
     "jquery_url": "lib/jquery/dist/jquery.min.js",
 }
+
+
+TEACHING = ROOT / "teaching"
+SLIDE_WORDS = 90  # the prose one markdown cell keeps on a slide; the rest goes to the speaker notes
+MIN_SCALE = 0.8  # a (sub)slide still taller than the canvas is drawn smaller, down to this scale
+# Styles that keep every cell inside the canvas (the caps are the ones sync_notebooks.height assumes for a deck).
+CAPS_CSS = f"""
+.reveal .jp-CodeCell .jp-InputArea-editor {{ display: block; max-height: {CODE_MAX}px; overflow-y: auto; }}
+.reveal .jp-OutputArea-output {{ display: block; max-height: {TEXT_MAX}px; overflow-y: auto; }}
+.reveal .jp-OutputArea-output.jp-RenderedImage {{ max-height: none; }}
+.reveal .jp-Cell-outputWrapper {{ max-height: {OUTPUTS_MAX}px; overflow-y: auto; }}
+.reveal .jp-OutputArea-output img {{ max-height: {IMAGE_MAX}px; width: auto; }}
+.reveal .jp-RenderedMarkdown table {{ display: block; max-height: {IMAGE_MAX}px; overflow-y: auto; }}
+"""
+
+
+def figure_cell(cell: nbformat.NotebookNode) -> bool:
+    """A code cell that draws a picture (its outputs hold a PNG)."""
+    return cell.cell_type == "code" and any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
+
+
+def _blocks(source: str) -> list[str]:
+    """A markdown cell's blocks (paragraphs, lists, tables, display maths, fenced code), in order."""
+    blocks: list[str] = []
+    for part in re.split(r"\n\s*\n", source.strip()):
+        if blocks and (blocks[-1].count("```") % 2 or blocks[-1].count("$$") % 2):
+            blocks[-1] += "\n\n" + part  # still inside a fence or a display formula
+        else:
+            blocks.append(part)
+    return blocks
+
+
+def _words(text: str) -> int:
+    return len(re.sub(r"\$[^$]*\$", "x", text).split())
+
+
+SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]`*$][.!?:])\s+(?=[A-Z(*`$\[])")
+
+
+VISUAL = re.compile(r"\s*(?:\||\$\$|```|!\[|<(?!!--))")  # a table, display maths, fenced code, a picture, HTML
+
+
+def split_prose(source: str, limit: int = SLIDE_WORDS) -> tuple[list[str], str]:
+    """``(slide, notes)`` for a markdown cell. ``slide``: its prose up to ``limit`` words (headings free; a first
+    paragraph longer than that cut after a sentence), then each table, display formula, fenced code or picture
+    of the cell, one part each (the deck gives each its own cell, so a tall one can start a sub-slide). ``notes``:
+    the prose past the limit, for the speaker notes."""
+    kept: list[str] = []
+    visual: list[str] = []
+    notes: list[str] = []
+    words = 0
+    for block in _blocks(source):
+        heading = re.match(r"(#{1,6} [^\n]*)(?:\n|$)", block)
+        body = block[heading.end():] if heading else block
+        if VISUAL.match(body) and body.strip():
+            if heading:
+                kept.append(heading.group(1))
+            visual.append(body)
+        elif notes:
+            notes.append(block)
+        elif not body.strip() or words + _words(body) <= limit:
+            kept.append(block)
+            words += _words(body)
+        elif words == 0 and not re.match(r"\s*(?:[-*]|\d+\.)\s", body):
+            sentences = SENTENCE_END.split(body)
+            cut = 1
+            while cut < len(sentences) and _words(" ".join(sentences[:cut + 1])) <= limit:
+                cut += 1
+            kept.append((heading.group(0) if heading else "") + " ".join(sentences[:cut]))
+            if sentences[cut:]:
+                notes.append(" ".join(sentences[cut:]))
+            words = limit
+        else:
+            notes.append(block)
+    slide = ["\n\n".join(kept)] if kept else []
+    return slide + visual, "\n\n".join(notes)
+
+
+def _plain(text: str) -> str:
+    """A heading or a section name reduced for matching: no numbering, markup or punctuation, lower case."""
+    text = re.sub(r"^#+\s*", "", text.strip())
+    text = re.sub(r"^\d+\s*[.·]\s*", "", text)
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def pause_questions(note: Path) -> list[tuple[str, str]]:
+    """``(section, question)`` for each row of a teacher's note's walkthrough table with a question to pause on."""
+    pauses = []
+    header: list[str] | None = None
+    in_table = False
+    for line in note.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_table = line.strip() == "## Walkthrough plan"
+            continue
+        if not in_table or not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if header is None:
+            header = [c.lower() for c in cells]
+            continue
+        if set(line) <= set("|-: "):
+            continue
+        row = dict(zip(header, cells))
+        question = row.get("pause for a question", "-")
+        if question not in ("", "-"):
+            pauses.append((row["section"], question))
+    return pauses
+
+
+def _section_cell(nb: nbformat.NotebookNode, section: str) -> int | None:
+    """The index of the cell a walkthrough row's section names: the heading with its number ("4 · ..." is the
+    notebook's "## 4. ..."), else the heading its words begin, else the cell holding the text it quotes; the title
+    cell for the setup and the title; ``None`` if nothing matches (``deck_notebook`` then puts the question with the
+    row before)."""
+    wanted = _plain(section)
+    if wanted.startswith(("setup", "title")):
+        return 0
+    if wanted.startswith("exercise"):
+        wanted = "exercises"
+    number = re.match(r"(\d+)\s*[.·]", section)
+    names = [wanted, _plain(re.split(r"[;(,]", section)[0])]
+    headings = [(i, c.source.split("\n", 1)[0]) for i, c in enumerate(nb.cells)
+                if c.cell_type == "markdown" and c.source.startswith("#")]
+    if number:
+        for index, heading in headings:
+            if re.match(rf"##\s+{number.group(1)}\s*[.·]", heading):
+                return index
+    for index, heading in headings:
+        plain = _plain(heading)
+        if plain and any(plain == name or plain.startswith(name) or name.startswith(plain)
+                         for name in names if len(name.split()) >= 1):
+            return index
+    for quote in re.findall(r'"([^"]+)"', section):
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code" or not cell.source.startswith("#"):
+                if quote in cell.source:
+                    return index
+    return None
+
+
+def _notes_cell(text: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["slideshow"] = {"slide_type": "notes"}
+    return cell
+
+
+def deck_notebook(nb: nbformat.NotebookNode, pauses: list[tuple[str, str]] = ()) -> nbformat.NotebookNode:
+    """A copy of ``nb`` cut for the projector, as this module's docstring describes (the notebook is untouched)."""
+    pause_notes: dict[int, list[str]] = {}
+    at: int | None = None
+    for section, question in pauses:
+        found = _section_cell(nb, section)
+        at = at if found is None else found  # a row that names no heading goes on with the row before
+        if at is None:
+            raise ValueError(f"the walkthrough row {section!r} names no heading of the notebook and quotes no cell "
+                             "of it: name it after the notebook's heading")
+        pause_notes.setdefault(at, []).append(f"**Pause for a question:** {question}")
+    deck = nbformat.from_dict(nb)
+    deck.cells = []
+    notes: dict[int, list[str]] = {}  # index in deck.cells -> the notes after that cell
+    for index, original in enumerate(nb.cells):
+        cell = nbformat.from_dict(original)
+        parts, rest = split_prose(cell.source) if cell.cell_type == "markdown" else ([cell.source], "")
+        cell.source = parts[0] if parts else ""
+        if figure_cell(cell):
+            cell.metadata["transient"] = {**cell.metadata.get("transient", {}), "remove_source": True}
+        deck.cells.append(cell)
+        here = len(deck.cells) - 1
+        if rest or index in pause_notes:
+            notes[here] = ([rest] if rest else []) + pause_notes.get(index, [])
+        for part in parts[1:]:
+            deck.cells.append(nbformat.v4.new_markdown_cell(part))
+    for cell, kind in zip(deck.cells, slide_types(deck, deck=True)):
+        cell.metadata["slideshow"] = {**cell.metadata.get("slideshow", {}), "slide_type": kind}
+    cells = []
+    for index, cell in enumerate(deck.cells):
+        cells.append(cell)
+        if index in notes:
+            cells.append(_notes_cell("\n\n".join(notes[index])))
+    deck.cells = cells
+    return deck
+
+
+def teachers_note(notebook: Path) -> Path | None:
+    """``teaching/NN_name.md`` for ``NN_name.ipynb`` (``None`` if there is none)."""
+    note = TEACHING / f"{notebook.stem}.md"
+    return note if note.exists() else None
 
 
 BADGE = re.compile(r"\[!\[[^\]]*\]\(https?://[^)]*\)\]\([^)]*\)[ \t]*")
@@ -145,7 +351,11 @@ def write_decks(paths: list[Path], out: Path) -> list[Path]:
     slides = exporter()
     written = []
     for path in paths:
-        html, _ = slides.from_filename(str(path))
+        note = teachers_note(path)
+        deck = deck_notebook(nbformat.read(path, as_version=4), pause_questions(note) if note else [])
+        html, _ = slides.from_notebook_node(deck, resources={
+            "metadata": {"name": path.stem, "path": str(path.parent)}, "mha_css": CAPS_CSS,
+            "mha_min_scale": MIN_SCALE})
         target = out / f"{path.stem}.slides.html"
         target.write_text(html, encoding="utf-8")
         written.append(target)

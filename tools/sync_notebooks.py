@@ -1,4 +1,4 @@
-"""Bring every notebook in line with the series' template: setup cell, collapsed solutions, slide metadata.
+"""Bring every notebook in line with the series' template: setup cell, collapsed solutions, slide metadata, RISE.
 
 Usage: ``python tools/sync_notebooks.py [notebooks/*.ipynb]`` (``make notebooks`` runs it before and after
 executing; ``--check`` writes nothing and exits 1 if a notebook is out of sync). Only metadata and the setup cell's
@@ -21,7 +21,14 @@ source change (ids and outputs stay); idempotent: a second run changes nothing.
      less than half the slide (a second figure gets a slide of its own, and so does the code after long prose);
    - ``-`` (continue the current one): every other cell.
 
+   The ``## Setup`` heading before the setup cell is skipped too (it is about installing, not the topic).
    Heights come from the stored outputs, so ``make notebooks`` runs this again after executing.
+4. **RISE.** The notebook's ``metadata.rise`` (read by jupyterlab-rise over its settings) is ``RISE``: the live
+   slideshow uses the same 1280 x 800 canvas, and a (sub)slide taller than the screen scrolls instead of being cut.
+
+``tools/slides.py`` builds the offline decks with the same rule (``slide_types(..., deck=True)``) on a copy of the
+notebook made for the projector: figure code hidden, long prose moved to speaker notes, tall code and printouts
+capped at ``CODE_MAX`` and ``TEXT_MAX`` px (they scroll inside their box).
 """
 
 from __future__ import annotations
@@ -51,20 +58,36 @@ MARKDOWN_GAP, LIST_ITEM = 30, 6  # around a markdown cell; the extra space of a 
 TABLE_ROW = 38
 IMAGE_WIDTH = SLIDE_WIDTH - 180  # the widest picture shown without scaling (prompt and margins)
 IMPORT = re.compile(r"^(import|from)\s+\S+|^\s*$|^#|^\)|^\s+\w")  # lines of an import-only cell
+# On the offline decks (tools/slides.py): the tallest a code cell's source, a printout or table, or a figure is drawn;
+# a taller one scrolls (code, text, table) or shrinks (a figure) inside that box.
+CODE_MAX, TEXT_MAX, IMAGE_MAX = 408, 336, 500
+OUTPUTS_MAX = IMAGE_MAX + 40  # all the outputs of one cell together
+DECK_FIT = 880  # the most a code cell and the short markdown before it may fill on a deck (a taller slide shrinks)
+# jupyterlab-rise reads these from the notebook's metadata (its settings schema: width and height are strings).
+RISE = {"scroll": True, "width": str(SLIDE_WIDTH), "height": str(SLIDE_HEIGHT)}
 
 
 def _lines(text: str, chars: int) -> int:
     return sum(max(1, math.ceil(len(line) / chars)) for line in text.splitlines())
 
 
-def _image_height(png_base64: str) -> int:
+def _image_height(png_base64: str, deck: bool = False) -> int:
     head = "".join(png_base64[:128].split())[:64]  # the PNG header: width and height at bytes 16-24
     width, height = struct.unpack(">II", base64.b64decode(head)[16:24])
-    return round(height * min(1.0, IMAGE_WIDTH / width))
+    shown = round(height * min(1.0, IMAGE_WIDTH / width))
+    return min(shown, IMAGE_MAX) if deck else shown
 
 
-def height(cell: nbformat.NotebookNode) -> int:
-    """The estimated height of a cell on the slide canvas, in px (source and stored outputs)."""
+def _capped(px: int, cap: int, deck: bool) -> int:
+    return min(px, cap) if deck else px
+
+
+def height(cell: nbformat.NotebookNode, deck: bool = False) -> int:
+    """The estimated height of a cell on the slide canvas, in px (source and stored outputs).
+
+    ``deck``: as the offline deck draws it (a source hidden by ``transient.remove_source`` takes no room; code,
+    printouts and figures are capped at ``CODE_MAX``, ``TEXT_MAX`` and ``IMAGE_MAX``).
+    """
     if cell.cell_type == "markdown":
         total = MARKDOWN_GAP + LIST_ITEM * len(re.findall(r"^\s*(?:[-*]|\d+\.)\s", cell.source, re.M))
         for block in re.split(r"\n\s*\n", cell.source.strip()):
@@ -75,20 +98,25 @@ def height(cell: nbformat.NotebookNode) -> int:
             if block.strip():
                 total += _lines(block, PROSE_CHARS) * PROSE_LINE + PROSE_LINE // 3
         return total
-    total = CELL_GAP + _lines(cell.source, CODE_CHARS) * CODE_LINE
+    hidden = deck and cell.metadata.get("transient", {}).get("remove_source", False)
+    total = 0 if hidden else CELL_GAP + _capped(_lines(cell.source, CODE_CHARS) * CODE_LINE, CODE_MAX, deck)
+    outputs = 0
     for out in cell.get("outputs", []):
         data = out.get("data", {})
         if out.get("output_type") == "stream":
-            total += CELL_GAP // 2 + _lines(out.get("text", ""), CODE_CHARS) * CODE_LINE
+            outputs += CELL_GAP // 2 + _capped(_lines(out.get("text", ""), CODE_CHARS) * CODE_LINE, TEXT_MAX, deck)
         elif "image/png" in data:
-            total += CELL_GAP + _image_height(data["image/png"])
+            outputs += CELL_GAP + _image_height(data["image/png"], deck)
         elif "text/html" in data:
-            total += CELL_GAP + TABLE_ROW * max(1, data["text/html"].count("<tr"))
+            outputs += CELL_GAP + _capped(TABLE_ROW * max(1, data["text/html"].count("<tr")), TEXT_MAX, deck)
         elif "text/plain" in data:
-            total += CELL_GAP // 2 + _lines(data["text/plain"], CODE_CHARS) * CODE_LINE
+            outputs += CELL_GAP // 2 + _capped(_lines(data["text/plain"], CODE_CHARS) * CODE_LINE, TEXT_MAX, deck)
         elif out.get("output_type") == "error":
-            total += CELL_GAP + CODE_LINE * 3
-    return total
+            outputs += CELL_GAP + CODE_LINE * 3
+    return total + _capped(outputs, OUTPUTS_MAX, deck)
+
+
+_height = height
 
 
 def _nbgrader(cell: nbformat.NotebookNode) -> bool:
@@ -100,14 +128,24 @@ def _imports_only(cell: nbformat.NotebookNode) -> bool:
     return cell.source.strip() != "" and all(IMPORT.match(line) for line in cell.source.splitlines())
 
 
-def slide_types(nb: nbformat.NotebookNode) -> list[str]:
-    """The ``slideshow.slide_type`` of every cell, by the rule in this module's docstring."""
+def _setup_heading(cell: nbformat.NotebookNode) -> bool:
+    return cell.cell_type == "markdown" and cell.source.split("\n", 1)[0].strip() == "## Setup"
+
+
+def slide_types(nb: nbformat.NotebookNode, deck: bool = False) -> list[str]:
+    """The ``slideshow.slide_type`` of every cell, by the rule in this module's docstring (``deck``: heights as
+    the offline deck draws them, see ``height``)."""
     setup = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), None)
     types: list[str] = []
     used = 0  # px of the current (sub)slide so far
     code_after_markdown = False  # whether the current block already shows a code cell
+
+    def height(cell: nbformat.NotebookNode) -> int:
+        return _height(cell, deck)
+
     for index, cell in enumerate(nb.cells):
-        if index == setup or _nbgrader(cell) or (cell.cell_type == "code" and _imports_only(cell)):
+        skipped = index == setup or _nbgrader(cell) or (cell.cell_type == "code" and _imports_only(cell))
+        if skipped or _setup_heading(cell):
             types.append("skip")
             continue
         if index == 0 or (cell.cell_type == "markdown" and cell.source.startswith("## ")):
@@ -124,7 +162,8 @@ def slide_types(nb: nbformat.NotebookNode) -> list[str]:
             kind = "subslide" if used > 0 and used + block > FIT else "-"
         else:
             overflows = used + height(cell) > FIT
-            kind = "subslide" if overflows and (code_after_markdown or used > FIT // 2) else "-"
+            alone = code_after_markdown or used > FIT // 2 or (deck and used + height(cell) > DECK_FIT)
+            kind = "subslide" if overflows and alone else "-"
         if kind != "-":
             used = 0
         used += height(cell)
@@ -142,7 +181,7 @@ def _set(cell: nbformat.NotebookNode, key: str, values: dict) -> bool:
 
 
 def apply(nb: nbformat.NotebookNode, name: str) -> bool:
-    """Setup cell, collapsed solutions and slide types, in place; True if anything changed."""
+    """Setup cell, collapsed solutions, slide types and RISE settings, in place; True if anything changed."""
     setup = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     if setup is None:
         raise ValueError(f"{name}: expected a setup cell (a code cell), found no code cell")
@@ -156,6 +195,9 @@ def apply(nb: nbformat.NotebookNode, name: str) -> bool:
             changed |= _set(cell, "jupyter", {"source_hidden": True, "outputs_hidden": True})
     for cell, kind in zip(nb.cells, slide_types(nb)):
         changed |= _set(cell, "slideshow", {"slide_type": kind})
+    if nb.metadata.get("rise") != RISE:
+        nb.metadata["rise"] = dict(RISE)
+        changed = True
     return changed
 
 

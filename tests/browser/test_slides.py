@@ -1,10 +1,12 @@
 """The slides in a real browser, offline: `make slides` decks open with no network, and RISE loads in `make lab`.
 
-Run by ``make test-browser`` (Playwright driving Debian's chromium); skipped otherwise. Two decks are built into a
+Run by ``make test-browser`` (Playwright driving Debian's chromium); skipped otherwise. Every deck is built into a
 temporary folder by tools/slides.py (the first time, ``npm ci`` fetches reveal.js and MathJax) and opened from
-disk, as a teacher would from a USB stick, with every network request refused. On the first slides of each deck:
+disk, as a teacher would from a USB stick, with every network request refused. On the first slides of two decks:
 the text shows, the maths is typeset by MathJax (no raw ``$``), a figure loads, and nothing was fetched from
-outside the deck's folder. Screenshots of failures go to ``browser-failures/``.
+outside the deck's folder. In every deck, every (sub)slide fits the 1280 x 800 canvas (as drawn, after the deck's
+own shrink-to-fit, see tools/slides.py); a speaker note holds each walkthrough pause. Live RISE in JupyterLab
+scrolls a slide taller than the screen. Screenshots of failures go to ``browser-failures/``.
 """
 
 from __future__ import annotations
@@ -25,17 +27,37 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import slides  # noqa: E402
-from test_jupyterlab import _open, browser, lab  # noqa: E402, F401 (fixtures shared with the lab test)
+from test_jupyterlab import TOKEN, _open, browser, lab  # noqa: E402, F401 (fixtures shared with the lab test)
 
-DECKS = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if p.name[:2] in ("03", "05")]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+DECKS = [p for p in NOTEBOOKS if p.name[:2] in ("03", "05")]
 FAILURES = ROOT / "browser-failures"
 PRESENT = "section.present > section.present, .slides > section.present:not(.stack)"
+REVEAL = "lib/reveal.js/dist/reveal.js"  # the deck loads it through require.js, so it is no global
+# Every (sub)slide as drawn: its height on the canvas (the content's height times the deck's shrink-to-fit zoom),
+# the canvas height, and its first words.
+MEASURE = """reveal => new Promise(done => require([reveal], Reveal => {
+    Reveal.configure({transition: 'none'});
+    const out = [];
+    Array.from(document.querySelectorAll('.reveal .slides > section')).forEach((slide, h) => {
+        const stack = slide.querySelectorAll(':scope > section');
+        (stack.length ? Array.from(stack) : [slide]).forEach((sub, v) => {
+            Reveal.slide(h, v);
+            const shown = Array.from(sub.children).filter(c => c.tagName !== 'ASIDE').map(c => c.innerText).join(' ');
+            out.push({h: h, v: v, height: sub.scrollHeight * (parseFloat(sub.style.zoom) || 1),
+                      notes: Array.from(sub.querySelectorAll('aside.notes')).map(a => a.innerText).join(' '),
+                      words: shown.trim().split(/\\s+/).slice(0, 10).join(' ')});
+        });
+    });
+    done({slides: out, canvas: Reveal.getConfig().height});
+}))"""
 
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every notebook's deck, written by tools/slides.py (13 decks in about 20 s)."""
     out = tmp_path_factory.mktemp("slides")
-    slides.write_decks(DECKS, out)
+    slides.write_decks(NOTEBOOKS, out)
     return out
 
 
@@ -113,7 +135,25 @@ def test_the_index_lists_the_decks(decks: Path, offline_page) -> None:
     page, outside = offline_page
     page.goto((decks / "index.html").as_uri())
     links = page.locator("a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
-    assert links == [f"{p.stem}.slides.html" for p in DECKS] and not outside
+    assert links == [f"{p.stem}.slides.html" for p in NOTEBOOKS] and not outside
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
+def test_every_slide_fits_the_canvas(decks: Path, offline_page, path: Path) -> None:
+    """No (sub)slide of the deck is taller than the 1280 x 800 canvas; each walkthrough pause is a speaker note."""
+    page, outside = offline_page
+    page.goto((decks / f"{path.stem}.slides.html").as_uri())
+    _settled(page)
+    measured = page.evaluate(MEASURE, REVEAL)
+    canvas, shown = measured["canvas"], measured["slides"]
+    tall = [f"{path.stem} h{s['h']}/v{s['v']}: {s['height']:.0f} px, {s['words'][:70]!r}"
+            for s in shown if s["height"] > canvas + 1]
+    assert not tall, f"{len(tall)} of {len(shown)} (sub)slides taller than the {canvas} px canvas:\n" + "\n".join(tall)
+    notes = " ".join(s["notes"] for s in shown)
+    note = slides.teachers_note(path)
+    pauses = slides.pause_questions(note) if note else []
+    assert notes.count("Pause for a question:") == len(pauses), "a walkthrough pause missing from the notes"
+    assert not outside
 
 
 def test_rise_loads_in_jupyterlab(lab: str, browser: Browser) -> None:  # noqa: F811
@@ -127,5 +167,38 @@ def test_rise_loads_in_jupyterlab(lab: str, browser: Browser) -> None:  # noqa: 
         assert {"RISE:slideshow", "RISE:preview"} <= set(commands), f"RISE commands: {commands}"
         button = page.locator(".jp-NotebookPanel-toolbar [data-command='RISE:preview']")
         assert button.count() == 1, "the slideshow button in the notebook's toolbar"
+    finally:
+        context.close()
+
+
+def test_live_rise_scrolls_a_tall_slide(lab: str, browser: Browser) -> None:  # noqa: F811
+    """jupyterlab-rise's slideshow of notebook 04 (the notebook's ``metadata.rise``, written by
+    tools/sync_notebooks.py): a (sub)slide taller than the screen scrolls instead of being cut off."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        page.goto(f"{lab}/rise/notebooks/04_masks_and_dropout.ipynb?token={TOKEN}")
+        page.wait_for_selector(".reveal .slides section.present", state="attached")
+        page.wait_for_timeout(3000)
+        seen = []
+        for _ in range(40):
+            page.keyboard.press("Space")
+            page.wait_for_timeout(300)
+            now = page.evaluate("""() => {
+                const s = document.querySelector('section.present section.present')
+                    || document.querySelector('.slides > section.present');
+                return {hash: location.hash, tall: s.scrollHeight, shown: s.clientHeight,
+                        overflow: getComputedStyle(s).overflowY}; }""")
+            seen.append(now)
+            if now["tall"] > 800:
+                break
+        tall = seen[-1]
+        assert tall["tall"] > 800, f"no slide of 04 taller than the screen in the first 40: {seen[-3:]}"
+        assert tall["overflow"] == "scroll" and tall["shown"] < tall["tall"], (
+            f"RISE cuts {tall['hash']} off ({tall}): is metadata.rise.scroll set? run tools/sync_notebooks.py")
+        scrolled = page.evaluate("""() => { const s = document.querySelector('section.present section.present')
+            || document.querySelector('.slides > section.present'); s.scrollTop = 200; return s.scrollTop; }""")
+        assert scrolled > 0, "the tall slide does not scroll"
     finally:
         context.close()

@@ -1,0 +1,70 @@
+"""The offline decks' cut (tools/slides.py ``deck_notebook``), without a browser: figure code hidden, long prose
+and every walkthrough pause in the speaker notes, the setup heading left out. ``make test-browser`` measures the
+built decks at 1280 x 800."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import slides  # noqa: E402
+import sync_notebooks  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ids = pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem[:2])
+
+
+def _kind(cell: nbformat.NotebookNode) -> str:
+    return cell.metadata.get("slideshow", {}).get("slide_type", "-")
+
+
+def test_long_prose_goes_to_the_notes() -> None:
+    sentence = "This sentence has exactly eight words in it."
+    source = "## 2. A heading\n\n" + " ".join([sentence] * 20) + "\n\n- a list item\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    slide, notes = slides.split_prose(source, limit=40)
+    assert slide[0] == "## 2. A heading\n\n" + " ".join([sentence] * 5)
+    assert slide[1:] == ["| a | b |\n|---|---|\n| 1 | 2 |"], "a table keeps its own cell on the slide"
+    assert notes == " ".join([sentence] * 15) + "\n\n- a list item"
+    assert slides.split_prose("Short.") == (["Short."], "")
+
+
+def test_a_walkthrough_row_finds_its_heading() -> None:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 04 · Title"), nbformat.v4.new_markdown_cell("## 1. A padded batch\n\nText."),
+        nbformat.v4.new_markdown_cell('Prose "with a quote" here.'), nbformat.v4.new_markdown_cell("## Exercises"),
+    ])
+    assert slides._section_cell(nb, "1 · A padded batch, and why") == 1
+    assert slides._section_cell(nb, 'the plot ("with a quote")') == 2
+    assert slides._section_cell(nb, "Exercises 3 and 4 (implement it)") == 3
+    assert slides._section_cell(nb, "Setup") == 0
+    assert slides._section_cell(nb, "nothing like it") is None
+
+
+@ids
+def test_the_deck_hides_figure_code_and_notes_every_pause(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    note = slides.teachers_note(path)
+    pauses = slides.pause_questions(note) if note else []
+    deck = slides.deck_notebook(nb, pauses)
+    notes = [c.source for c in deck.cells if _kind(c) == "notes"]
+    assert sum(n.count("**Pause for a question:**") for n in notes) == len(pauses)
+    for cell in deck.cells:
+        if slides.figure_cell(cell):
+            assert cell.metadata["transient"]["remove_source"], "a figure's code on a slide"
+        if cell.cell_type == "markdown" and _kind(cell) != "notes":
+            kept = " ".join(line for line in cell.source.splitlines() if not line.startswith("#"))
+            assert slides._words(kept) <= slides.SLIDE_WORDS or slides.VISUAL.match(cell.source), cell.source[:80]
+        if cell.source.startswith("## Setup"):
+            assert _kind(cell) == "skip"
+    assert nb.cells == nbformat.read(path, as_version=4).cells, "the notebook itself is untouched"
+
+
+@ids
+def test_every_notebook_carries_rise_settings_that_scroll(path: Path) -> None:
+    rise = nbformat.read(path, as_version=4).metadata.get("rise")
+    assert rise == sync_notebooks.RISE, f"run: .venv/bin/python tools/sync_notebooks.py notebooks/{path.name}"
