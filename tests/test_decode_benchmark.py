@@ -50,6 +50,12 @@ def test_greedy_decoding_writes_the_same_tokens_with_and_without_caches() -> Non
     assert none is None
 
 
+def test_the_hand_written_decoder_gives_the_logits_of_the_library() -> None:
+    torch.manual_seed(0)
+    model = mb.Decoder(QUICK, 2).eval()
+    assert mb.check_decoding(mb.PlainDecoder(model, 32), QUICK, 32, full_pass=model) < 1e-4
+
+
 def test_a_wrong_cache_is_caught_by_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.manual_seed(0)
     model = mb.Decoder(QUICK, 2).eval()
@@ -69,7 +75,10 @@ def test_the_quick_decoding_run_prints_and_writes_its_table(tmp_path: Path, caps
     assert mb.main(["--quick", "--decode-only", "--repeats", "1", "--decode-csv", str(csv_path),
                     "--decode-json", str(json_path)]) == 0
     printed = capsys.readouterr().out
-    assert "greedy decoding" in printed and "cache KiB/token" in printed
+    assert "greedy decoding" in printed and "cache KiB/token" in printed and "hand-written" in printed
+    one_token = json.loads(json_path.read_text())["one_token"]  # one layer, one token: the layer and by hand
+    assert [r["cached_tokens"] for r in one_token] == list(QUICK.tokens)
+    assert all(r["layer_best_us"] > 0 and r["by_hand_best_us"] > 0 for r in one_token)
     with open(csv_path) as f:
         rows = list(csv.DictReader(f))
     variants = [name for name, _ in QUICK.variants]
@@ -90,14 +99,20 @@ def test_the_default_run_includes_decoding_and_no_decode_skips_it(capsys: pytest
     assert mb.DecodeConfig().tokens == (128, 512, 2048)
 
 
-def test_the_recorded_decoding_run_covers_the_issue() -> None:
-    data = json.loads((ROOT / "benchmarks" / "results" / "decode_cpu.json").read_text())
+# decode_cpu: the run notebook 11 quotes (before the hand-written baseline existed); decode_hand_cpu: the run with
+# the hand-written cached decoder as a third path and the one-token cost of one layer.
+RECORDED = [("decode_cpu.json", ("uncached", "cached")), ("decode_hand_cpu.json", mb.DECODE_PATHS)]
+
+
+@pytest.mark.parametrize(("name", "paths"), RECORDED)
+def test_the_recorded_decoding_run_covers_the_issue(name: str, paths: tuple[str, ...]) -> None:
+    data = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
     rows = data["rows"]
     config = mb.DecodeConfig(**{k: tuple(map(tuple, v)) if k == "variants" else (tuple(v) if k == "tokens" else v)
                                 for k, v in data["config"].items()})
     assert config.tokens == (128, 512, 2048) and [v for v, _ in config.variants] == ["MHA", "GQA", "MQA"]
     assert {(r["tokens"], r["variant"], r["path"]) for r in rows} == {
-        (t, v, p) for t in config.tokens for v, _ in config.variants for p in mb.DECODE_PATHS}
+        (t, v, p) for t in config.tokens for v, _ in config.variants for p in paths}
     for r in rows:  # the cache sizes hold on any machine
         formula = kv_cache_bytes_per_token(config.layers, r["kv_heads"], config.head_dim, bytes_per_element=4) / 1024
         assert r["cache_kib_per_token"] == r["formula_kib_per_token"] == round(formula, 3)
