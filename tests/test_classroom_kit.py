@@ -473,3 +473,39 @@ def test_a_release_can_be_named() -> None:
     assert 'version = { attr = "mha_lib.__version__" }' in (ROOT / "pyproject.toml").read_text()
     guide = (ROOT / "teaching" / "README.md").read_text()
     assert "vYYYY.N" in guide and "--ref" in guide, "teaching/README.md, 'Pin your term', names the tag scheme"
+
+
+def test_student_copies_at_a_release_tag_keep_their_ref(tmp_path: Path) -> None:
+    """`student_edition.py --ref vYYYY.N` (a release commit): badges and setup cell at the tag, kept by --check."""
+    path = NOTEBOOKS[0]
+    assert student.main(["--out", str(tmp_path), "--ref", "v2027.1", str(path)]) == 0
+    copy = tmp_path / path.name
+    assert student.ref_of(copy) == "v2027.1" and f"blob/v2027.1/student/{path.name}" in copy.read_text()
+    assert student.main(["--out", str(tmp_path), "--check", str(path)]) == 0, "--check keeps the copy's ref"
+
+
+def _masked_softmax_by_hand(scores, valid_lens):
+    import torch
+
+    keys = torch.arange(scores.shape[-1])
+    lens = valid_lens[:, None, None] if valid_lens.dim() == 1 else valid_lens[..., None]
+    return torch.softmax(scores.masked_fill(keys >= lens, float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def test_the_guides_own_hidden_case_runs_and_catches_a_bug(capsys: pytest.CaptureFixture) -> None:
+    """teaching/README.md, "Your own hidden case": the example cell passes a right answer and fails one that only
+    the teacher's case catches."""
+    from mha_lib.checks import CheckFailed
+
+    guide = (ROOT / "teaching" / "README.md").read_text()
+    code = re.search(r"```python\n(.*?)```", guide.split("### Your own hidden case")[1], re.S).group(1)
+    assert "### BEGIN HIDDEN TESTS" in code and "checks.Case(" in code and "checks.run(" in code
+    exec(code, {"masked_softmax_by_hand": _masked_softmax_by_hand})
+    assert capsys.readouterr().out.startswith("✓ masked_softmax: all ")
+
+    def right_but_on_four_keys(scores, valid_lens):
+        weights = _masked_softmax_by_hand(scores, valid_lens)
+        return weights.flip(-1) if tuple(scores.shape) == (1, 1, 4) else weights
+
+    with pytest.raises(CheckFailed, match="the last key is padding"):
+        exec(code, {"masked_softmax_by_hand": right_but_on_four_keys})

@@ -1,7 +1,9 @@
 """Write the student edition: ``student/NN_*.ipynb`` from the teacher's edition ``notebooks/NN_*.ipynb``.
 
 Usage: ``python tools/student_edition.py [notebooks/NN_*.ipynb ...]`` (``make student``: every notebook);
-``--check`` writes nothing and exits 1 if a student copy is missing or out of date.
+``--check`` writes nothing and exits 1 if a student copy is missing or out of date. ``--ref vYYYY.N`` writes copies
+whose badges open, and whose setup cell installs, that tag (the commit a release tag points at; teaching/README.md,
+"Pin your term"); a copy's ref is read back from its setup cell, so ``--check`` and ``make student`` keep it.
 
 A student copy is what ``nbgrader generate_assignment`` releases with the course config
 ``teaching/nbgrader_config.py``: the same preprocessors, from that config, in the same order (cells locked,
@@ -15,6 +17,7 @@ the gradebook (``SaveCells``), a course header (``IncludeHeaderFooter``), and ``
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -40,10 +43,20 @@ def for_students(markdown: str) -> str:
     return edition.for_students(markdown)
 
 
-def student_notebook(path: Path, config_file: Path = CONFIG) -> nbformat.NotebookNode:
-    """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it)."""
+def ref_of(copy: Path) -> str:
+    """The git ref a student copy's setup cell installs (``main`` when it names none, or the copy is missing)."""
+    if not copy.exists():
+        return "main"
+    found = re.search(r'git\+https://github\.com/[\w.-]+/[\w.-]+@([\w./-]+)\\"', copy.read_text(encoding="utf-8"))
+    return found.group(1) if found else "main"
+
+
+def student_notebook(path: Path, config_file: Path = CONFIG, ref: str | None = None) -> nbformat.NotebookNode:
+    """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it, at ``ref``)."""
     nb = nbformat.read(path, as_version=4)
     config = course_config(config_file)
+    if ref is not None:
+        config.StudentEdition.ref = ref
     resources: dict = {"unique_key": path.stem, "metadata": {"name": path.stem}}
     for preprocessor in config.GenerateAssignment.preprocessors:
         if not issubclass(preprocessor, COURSE_BOUND):
@@ -51,9 +64,9 @@ def student_notebook(path: Path, config_file: Path = CONFIG) -> nbformat.Noteboo
     return nb
 
 
-def render(path: Path) -> str:
-    """The file text of the student copy of ``path`` (what ``student/<name>`` must hold)."""
-    return nbformat.writes(student_notebook(path)) + "\n"
+def render(path: Path, ref: str | None = None) -> str:
+    """The file text of the student copy of ``path`` (what ``student/<name>`` must hold; its ref kept)."""
+    return nbformat.writes(student_notebook(path, ref=ref or ref_of(STUDENT / path.name))) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,12 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a copy is out of date")
     parser.add_argument("--out", type=Path, default=STUDENT, help="the folder of the student copies (student/)")
+    parser.add_argument("--ref", help="the tag the copies open and install (default: the one they have, or main)")
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     stale = []
     for path in paths:
         target = args.out / path.name
-        text = render(path)
+        text = render(path, args.ref or ref_of(args.out / path.name))
         if target.exists() and target.read_text(encoding="utf-8") == text:
             continue
         stale.append(target)
