@@ -144,7 +144,8 @@ def _kinds(path: Path) -> tuple[list[str], list[str]]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_release_is_the_student_edition(course: Path, path: Path) -> None:
     released = nbformat.read(course / "release" / path.stem / path.name, as_version=4)
-    expected = nbformat.reads(nbformat.writes(student_edition.student_notebook(path, course / "nbgrader_config.py")),
+    source = course / "source" / path.stem / path.name  # the teacher's edition nbgrader released from
+    expected = nbformat.reads(nbformat.writes(student_edition.student_notebook(source, course / "nbgrader_config.py")),
                               as_version=4)
     assert released == expected, "nbgrader's release differs from tools/student_edition.py's with the course config"
     assert "teacher's edition" not in released.cells[0].source.lower(), "a graded release links no answers (M8)"
