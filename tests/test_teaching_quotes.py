@@ -116,3 +116,16 @@ def test_every_number_of_the_notes_is_in_the_notebook(path: Path) -> None:
     found = set(re.findall(r"\d+\.\d+", text))
     missing = numbers(_note(path)) - found - NOT_FROM_THE_NOTEBOOK.get(path.stem[:2], set())
     assert not missing, f"teaching/{path.stem}.md gives numbers that {path.name} does not print or say: {missing}"
+
+
+@ids
+def test_every_discussion_question_has_talking_points(path: Path) -> None:
+    """Under each discussion question, folded: "What to listen for", two or three bullets (issue 26, G9)."""
+    questions = re.split(r"(?m)^(?=\d+\. )", _section(_note(path), "Discussion questions").strip())
+    questions = [q for q in questions if q.strip()]
+    assert len(questions) >= 3, f"teaching/{path.stem}.md: {len(questions)} discussion questions"
+    for number, question in enumerate(questions, 1):
+        folded = re.search(r"<details><summary>What to listen for</summary>\n(.*?)</details>", question, re.S)
+        assert folded, f"teaching/{path.stem}.md, discussion question {number}: no folded talking points"
+        bullets = re.findall(r"(?m)^\s+- ", folded.group(1))
+        assert 2 <= len(bullets) <= 3, f"teaching/{path.stem}.md, question {number}: {len(bullets)} bullets"
