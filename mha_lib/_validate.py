@@ -9,6 +9,7 @@ counts them, in the layer's inputs and in everything a table or a figure shows.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 
@@ -127,8 +128,9 @@ def check_finite(name: str, x: Tensor | np.ndarray) -> None:
     if isinstance(x, Tensor) and x.is_floating_point():
         # One cheap reduction on x's own device: a NaN or inf makes the sum non-finite (a mere overflow of the
         # sum only costs the exact count below).
-        total = x.detach().sum(dtype=torch.float64 if x.dtype == torch.float64 else torch.float32)
-        if bool(torch.isfinite(total)):
+        wide = torch.float64 if x.dtype == torch.float64 else torch.float32
+        total = (x.detach() if x.requires_grad else x).sum(dtype=wide)
+        if math.isfinite(total.item()):
             return
     values = x.detach().cpu().double().numpy() if isinstance(x, Tensor) else np.asarray(x, dtype=float)
     nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())

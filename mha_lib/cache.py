@@ -85,9 +85,20 @@ class KVCache:
     def __init__(self) -> None:
         self.keys: Tensor | None = None  # (B, h_kv, T_kept, d_head)
         self.values: Tensor | None = None  # (B, h_kv, T_kept, d_head)
-        self.positions: Tensor | None = None  # (T_kept,) int64
+        self._positions: Tensor | None = None  # (T_kept,) int64; None while every token seen is kept (no window)
         self.offset = 0  # tokens seen so far: the position of the next token
         self._layer: weakref.ReferenceType[nn.Module] | None = None
+
+    @property
+    def positions(self) -> Tensor | None:
+        """``(T_kept,)`` int64: the absolute position of each kept key (None while empty)."""
+        if self._positions is None and self.keys is not None:  # every token kept: 0 .. offset - 1, made when asked
+            return torch.arange(self.offset - self.keys.shape[2], self.offset, device=self.keys.device)
+        return self._positions
+
+    @positions.setter
+    def positions(self, positions: Tensor | None) -> None:
+        self._positions = positions
 
     def __repr__(self) -> str:
         if self.keys is None:
@@ -125,21 +136,34 @@ class KVCache:
         next call: everything, or with a ``window`` the last ``window - 1`` positions and the first ``sink``.
         """
         self.check(layer, keys.shape[0])
-        return self._append(layer, keys, values, positions, window, sink)
+        keys, values, positions = self._append(layer, keys, values, window, sink, positions)
+        return keys, values, positions
 
-    def _append(self, layer: nn.Module, keys: Tensor, values: Tensor, positions: Tensor, window: int | None,
-                sink: int) -> tuple[Tensor, Tensor, Tensor]:
-        """``update`` without the check, for a layer that called ``check`` at its door."""
-        self.offset += keys.shape[2]
+    def _append(self, layer: nn.Module, keys: Tensor, values: Tensor, window: int | None, sink: int,
+                positions: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """``update`` without the check, for a layer that called ``check`` at its door.
+
+        ``positions`` None: the new tokens are the next ones, ``offset ..``; then, without a window, no positions are
+        made (every token is kept, so they are ``0 .. offset - 1``) and None comes back in their place.
+        """
+        in_order = window is None and positions is None and self._positions is None  # every token kept, in order
+        earlier = None if in_order else self.positions  # (T_kept,) before this call
+        start, self.offset = self.offset, self.offset + keys.shape[2]
         if self.keys is not None:
             keys = torch.cat([self.keys, keys], dim=2)  # (B, h_kv, T_kept + T_new, d_head)
             values = torch.cat([self.values, values], dim=2)
-            positions = torch.cat([self.positions, positions])
         if self._layer is None:
             self._layer = weakref.ref(layer)
+        if in_order:  # positions 0 .. offset - 1: made only when someone asks for them
+            self.keys, self.values = keys, values
+            return keys, values, None
+        if positions is None:
+            positions = torch.arange(start, self.offset, device=keys.device)
+        if earlier is not None:
+            positions = torch.cat([earlier, positions])
         if window is None:  # every token stays
-            self.keys, self.values, self.positions = keys, values, positions
+            self.keys, self.values, self._positions = keys, values, positions
         else:  # the next query, at position offset, sees offset - window + 1 .. offset, and the sinks
             keep = (positions > self.offset - window) | (positions < sink)
-            self.keys, self.values, self.positions = keys[:, :, keep], values[:, :, keep], positions[keep]
+            self.keys, self.values, self._positions = keys[:, :, keep], values[:, :, keep], positions[keep]
         return keys, values, positions

@@ -65,6 +65,19 @@ def _autocast_on(device_type: str) -> bool:
         return torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
 
 
+def _positions(q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, *, cached: bool) -> tuple[Tensor, Tensor]:
+    """``(Tq,)`` and ``(Tk,)``: the positions of the queries (``start ..``) and of the keys they read.
+
+    ``key_pos`` where the cache kept a window's keys; otherwise the keys are in order, ending with the newest token
+    (with a cache) or starting at 0 (without: self- or cross-attention).
+    """
+    query_pos = torch.arange(start, start + q.shape[2], device=q.device)
+    if key_pos is None:
+        end = start + q.shape[2] if cached else k.shape[2]
+        key_pos = torch.arange(end - k.shape[2], end, device=q.device)
+    return query_pos, key_pos
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head (causal) attention with the signature of *LLMs from Scratch*, ch. 3.
 
@@ -208,15 +221,15 @@ class MultiHeadAttention(nn.Module):
         v = _split_heads(self.W_value(values), self.num_kv_heads)  # (B, h_kv, Tk, d_head)
         if self.rope_base is not None:  # rotary positions: token t of this call sits at position start + t
             q, k = _rotate(q, start, self.rope_base), _rotate(k, start, self.rope_base)
-        query_pos = torch.arange(start, start + q.shape[2], device=q.device)  # (Tq,): positions in the sequence
-        key_pos = torch.arange(start, start + k.shape[2], device=q.device)  # (Tk,)
+        key_pos = None  # (Tk,) the keys' positions, where a window left gaps; else made only where needed (_positions)
         if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
-            k, v, key_pos = kv_cache._append(self, k, v, key_pos, self.window, self.sink)
-        mask, is_causal = self._mask(query_pos, key_pos, valid_lens, batch=q.shape[0], cached=kv_cache is not None)
+            k, v, key_pos = kv_cache._append(self, k, v, self.window, self.sink)
+        mask, is_causal = self._mask(q, k, start, key_pos, valid_lens, cached=kv_cache is not None)
         attend = ATTENTION_FUNCTIONS[self._kernel_name(tracing=recorder is not None)]  # "sdpa", "eager", "eager_sink"
         context, _ = attend(q, k, v, mask, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
                             sink_logit=self.sink_logit, recorder=recorder)  # (B, h, Tq, d_head)
         if recorder is not None:  # the kernel recorded the keys and values it read, the scores, mask and weights
+            query_pos, key_pos = _positions(q, k, start, key_pos, cached=kv_cache is not None)
             recorder.update(queries=q, head_context=context, kv_keys=k, kv_values=v, query_positions=query_pos,
                             key_positions=key_pos)
         context = self._run_head_hooks(context, head_gates, head_hook)  # (B, h, Tq, d_head)
@@ -260,7 +273,7 @@ class MultiHeadAttention(nn.Module):
             return "eager_sink"
         return "sdpa" if self.fused and not tracing else "eager"
 
-    def _mask(self, query_pos: Tensor, key_pos: Tensor, valid_lens: Tensor | None, *, batch: int,
+    def _mask(self, q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, valid_lens: Tensor | None, *,
               cached: bool) -> tuple[Tensor | None, bool]:
         """The kernel's ``(mask, is_causal)``: a bool mask broadcasting to ``(B, h, Tq, Tk)`` (or None), and a flag.
 
@@ -270,13 +283,13 @@ class MultiHeadAttention(nn.Module):
         """
         triangle = self.causal and not cached and self.window is None
         by_position = None
-        if self.causal and not triangle and len(query_pos) > 1:
-            by_position = _window_mask(query_pos, key_pos, self.window, self.sink)  # (Tq, Tk)
+        if self.causal and not triangle and q.shape[2] > 1:
+            by_position = _window_mask(*_positions(q, k, start, key_pos, cached=cached), self.window, self.sink)
         if valid_lens is None and by_position is None:
             return None, triangle
-        mask = build_mask(batch=batch, num_queries=len(query_pos), num_keys=len(key_pos), ndim=4,
+        mask = build_mask(batch=q.shape[0], num_queries=q.shape[2], num_keys=k.shape[2], ndim=4,
                           valid_lens=valid_lens, attn_mask=by_position, causal=triangle and valid_lens is not None,
-                          device=query_pos.device)
+                          device=q.device)
         return mask, triangle and mask is None
 
     def _run_head_hooks(self, context: Tensor, head_gates: Tensor | None, head_hook: HeadHook | None) -> Tensor:
