@@ -59,6 +59,8 @@ def test_the_deck_hides_figure_code_and_notes_every_pause(path: Path) -> None:
         if cell.cell_type == "markdown" and _kind(cell) != "notes":
             kept = " ".join(line for line in cell.source.splitlines() if not line.startswith("#"))
             assert slides._words(kept) <= slides.SLIDE_WORDS or slides.VISUAL.match(cell.source), cell.source[:80]
+        if cell.cell_type == "code" and _kind(cell) != "skip":
+            assert "NBVAL_IGNORE_OUTPUT" not in cell.source, "the tests' marker on a slide"
         if cell.source.startswith("## Setup"):
             assert _kind(cell) == "skip"
     assert nb.cells == nbformat.read(path, as_version=4).cells, "the notebook itself is untouched"

@@ -14,7 +14,8 @@ Each deck is made from a copy of the notebook cut for the projector (``deck_note
 - a markdown cell's prose past ``SLIDE_WORDS`` words (whole paragraphs, lists and tables; a long first paragraph
   at a sentence) goes to the slide's **speaker notes**, and so does each "pause for a question" of the walkthrough
   table in ``teaching/NN_*.md``, on the slide of the section it names;
-- the ``## Setup`` heading is left out with the setup cell;
+- the ``## Setup`` heading is left out with the setup cell, and ``# NBVAL_IGNORE_OUTPUT`` (a note to the tests)
+  from the code;
 - slide breaks then follow ``sync_notebooks.slide_types(..., deck=True)``: the notebook's own rule, with the
   heights as the deck draws them (code, printouts and figures capped, see ``sync_notebooks.CODE_MAX``; a taller
   code cell or printout scrolls inside its box).
@@ -241,6 +242,8 @@ def deck_notebook(nb: nbformat.NotebookNode, pauses: list[tuple[str, str]] = ())
     notes: dict[int, list[str]] = {}  # index in deck.cells -> the notes after that cell
     for index, original in enumerate(nb.cells):
         cell = nbformat.from_dict(original)
+        if cell.cell_type == "code":  # the test suite's marker means nothing on a projector
+            cell.source = re.sub(r"\A# NBVAL_IGNORE_OUTPUT\n", "", cell.source)
         parts, rest = split_prose(cell.source) if cell.cell_type == "markdown" else ([cell.source], "")
         cell.source = parts[0] if parts else ""
         if figure_cell(cell):
