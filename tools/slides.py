@@ -123,39 +123,46 @@ VISUAL = re.compile(r"\s*(?:\||\$\$|```|!\[|<(?!!--))")  # a table, display math
 
 
 def split_prose(source: str, limit: int = SLIDE_WORDS) -> tuple[list[str], str]:
-    """``(slide, notes)`` for a markdown cell. ``slide``: its prose up to ``limit`` words (headings free; a first
-    paragraph longer than that cut after a sentence), then each table, display formula, fenced code or picture
-    of the cell, one part each (the deck gives each its own cell, so a tall one can start a sub-slide). ``notes``:
-    the prose past the limit, for the speaker notes."""
-    kept: list[str] = []
-    visual: list[str] = []
+    """``(slide, notes)`` for a markdown cell. ``slide``: the parts that stay on the slide, in the cell's order: its
+    prose up to ``limit`` words (headings free; a first paragraph longer than that cut after a sentence) and each
+    table, display formula, fenced code or picture as a part of its own (the deck gives each part its own cell, so
+    a tall one can start a sub-slide). ``notes``: the prose past the limit, for the speaker notes."""
+    parts: list[str] = []
+    prose: list[str] = []  # the prose blocks since the last table or formula
     notes: list[str] = []
     words = 0
+
+    def flush() -> None:
+        if prose:
+            parts.append("\n\n".join(prose))
+            prose.clear()
+
     for block in _blocks(source):
         heading = re.match(r"(#{1,6} [^\n]*)(?:\n|$)", block)
         body = block[heading.end():] if heading else block
         if VISUAL.match(body) and body.strip():
             if heading:
-                kept.append(heading.group(1))
-            visual.append(body)
+                prose.append(heading.group(1))
+            flush()
+            parts.append(body)
         elif notes:
             notes.append(block)
         elif not body.strip() or words + _words(body) <= limit:
-            kept.append(block)
+            prose.append(block)
             words += _words(body)
         elif words == 0 and not re.match(r"\s*(?:[-*]|\d+\.)\s", body):
             sentences = SENTENCE_END.split(body)
             cut = 1
             while cut < len(sentences) and _words(" ".join(sentences[:cut + 1])) <= limit:
                 cut += 1
-            kept.append((heading.group(0) if heading else "") + " ".join(sentences[:cut]))
+            prose.append((heading.group(0) if heading else "") + " ".join(sentences[:cut]))
             if sentences[cut:]:
                 notes.append(" ".join(sentences[cut:]))
             words = limit
         else:
             notes.append(block)
-    slide = ["\n\n".join(kept)] if kept else []
-    return slide + visual, "\n\n".join(notes)
+    flush()
+    return parts, "\n\n".join(notes)
 
 
 def _plain(text: str) -> str:
