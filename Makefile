@@ -15,7 +15,7 @@ LOWEST_PYTHON ?= 3.10
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
-	test-lowest test-env test-cpus test-seeds clean student slides test-kit lab-student test-install
+	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -35,6 +35,8 @@ help:
 	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
 	@echo "make lab-student   open JupyterLab on the student edition, student/ (the exercises without answers)"
 	@echo "make test-install  INSTALL.md's commands in an empty venv, then every student copy in it (minutes)"
+	@echo "make site          build the website into build/site from the saved notebooks (nothing executed)"
+	@echo "make test-site     the website in headless Chromium, offline: pages, links, search, buttons, axe"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -101,6 +103,19 @@ slides: install
 test-kit: install
 	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
 	timeout 1500 $(PY) tools/colab_sim.py --student $(COLAB_ARGS)
+
+# The website (tools/site_build.py): Sphinx + MyST-NB + sphinx-book-theme from PyPI, MathJax and axe-core from npm.
+site: install
+	$(PY) -m pip install --quiet -r requirements-site.txt
+	@[ -f node_modules/mathjax3/es5/tex-chtml.js ] && [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund
+	$(PY) tools/site_build.py
+
+test-site: site
+	$(PY) -m pip install --quiet -r requirements-browser.txt
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+		echo "installing Debian's chromium (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	MHA_SITE_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/site -v $(SITE_ARGS)
 
 # INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
 # every student copy top to bottom in it (tests/test_install.py).

@@ -1,0 +1,17 @@
+// The sidebar's fold toggles are icons only: give each a name a screen reader can say (axe-core: summary-name).
+document.addEventListener("DOMContentLoaded", () => {
+  for (const summary of document.querySelectorAll(".bd-sidenav details > summary")) {
+    if (!summary.textContent.trim() && !summary.getAttribute("aria-label")) {
+      const link = summary.parentElement.parentElement.querySelector(":scope > a");
+      summary.setAttribute("aria-label", `Show or hide the pages under ${link ? link.textContent.trim() : "this one"}`);
+    }
+  }
+});
+
+// MyST-NB names each fold "Toggle hidden content" while it shows "Show the answer": let the visible words be its
+// name (axe-core: label-content-name-mismatch).
+document.addEventListener("DOMContentLoaded", () => {
+  for (const summary of document.querySelectorAll("details.hide > summary[aria-label]")) {
+    summary.removeAttribute("aria-label");
+  }
+});

@@ -1,0 +1,260 @@
+"""The built website in headless Chromium, served on 127.0.0.1, every request outside it refused (``make test-site``).
+
+Checks what a reader meets: every page loads with no console error and no failed or outside request, every figure
+is drawn and has alt text, every equation is typeset; the launch buttons open the right notebook of the right
+edition; the answers are folded; each notebook page lists its own headings and links its neighbours; search finds
+what the series teaches; axe-core finds no serious or critical accessibility problem; a phone-sized screen and dark
+mode work. Screenshots of a few pages go to build/site-screenshots/ (desktop, phone, dark), to look at.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import nbformat
+import pytest
+from site_helpers import ROOT, SHOTS, Visit, new_visit
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+SLUG = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", REPOSITORY).group(1)
+EDITION_FOLDER = {"student": "student", "teacher": "notebooks"}
+
+SETTLE = """async () => {
+    for (const img of document.images) { img.loading = 'eager'; }
+    await Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null)));
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+    await document.fonts.ready;
+}"""
+
+FIGURES_AND_MATHS = """() => {
+    const article = document.querySelector('.bd-article') || document.body;
+    const imgs = Array.from(article.querySelectorAll('img'));
+    const maths = Array.from(article.querySelectorAll('.math'));
+    return {
+        undrawn: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src')),
+        no_alt: imgs.filter(i => !(i.getAttribute('alt') || '').trim() || /^[\\W_]*$/.test(i.alt))
+                    .map(i => i.getAttribute('src')),
+        maths: maths.length,
+        untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
+        errors: Array.from(article.querySelectorAll('mjx-merror, [data-mjx-error]')).map(e => e.textContent),
+        swallowed: (() => { const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_COMMENT);
+            const found = []; while (walk.nextNode()) { if (/<(p|div|section|h[1-6])[\\s>]/.test(walk.currentNode.data))
+            found.push(walk.currentNode.data.slice(0, 80)); } return found; })(),
+        raw_dollars: Array.from(article.querySelectorAll('p, li, td')).filter(
+            e => !e.closest('.cell_output, pre, code') && /\\$[^$\\s][^$]*\\$/.test(e.textContent)
+                 && !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 80)),
+    };
+}"""
+
+
+def _pages(site: Path) -> list[str]:
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def _title(notebook: Path) -> str:
+    nb = nbformat.read(notebook, as_version=4)
+    return next(c.source.splitlines()[0] for c in nb.cells if c.cell_type == "markdown")
+
+
+def _open(visit: Visit, url: str) -> None:
+    visit.page.goto(url, wait_until="load")
+    visit.page.evaluate(SETTLE)
+
+
+def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base_url: str, site: Path) -> None:
+    pages = _pages(site)
+    assert len(pages) > len(NOTEBOOKS) + 14, f"only {len(pages)} pages were built"
+    visit = new_visit(browser, base_url)
+    problems: dict[str, list[str]] = {}
+    maths = figures = 0
+    for path in pages:
+        visit.clear()
+        _open(visit, base_url + path)
+        found = visit.page.evaluate(FIGURES_AND_MATHS)
+        maths += found["maths"]
+        figures += visit.page.evaluate("() => document.querySelectorAll('.bd-article img').length")
+        issues = visit.problems()
+        issues += [f"figure not drawn: {s}" for s in found["undrawn"]]
+        issues += [f"figure without alt text: {s}" for s in found["no_alt"]]
+        issues += [f"equation not typeset: {s}" for s in found["untypeset"]]
+        issues += [f"MathJax error: {s}" for s in found["errors"]]
+        issues += [f"an unclosed HTML comment swallows the page from: {s}" for s in found["swallowed"]]
+        issues += [f"raw $...$ left in the text: {s}" for s in found["raw_dollars"]]
+        if issues:
+            problems[path] = issues
+    visit.page.context.close()
+    assert not problems, "\n".join(f"{p}: {i}" for p, issues in problems.items() for i in issues)
+    assert maths > 100 and figures > 50, f"only {maths} equations and {figures} figures across the site"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem[:2])
+def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
+    """Launch buttons, downloads, folded answers, the headings as the page's contents, previous and next."""
+    page = visit.page
+    _open(visit, f"{base_url}notebooks/{notebook.stem}.html")
+    buttons = page.eval_on_selector_all(
+        "a.launch-button", "els => els.map(a => [a.dataset.edition, a.dataset.launch, a.getAttribute('href')])")
+    assert len(buttons) == 6, buttons
+    for edition, folder in EDITION_FOLDER.items():
+        path = f"{folder}/{notebook.name}"
+        assert (ROOT / path).is_file(), f"{path} is missing (make student writes the student edition)"
+        expected = {
+            "colab": f"https://colab.research.google.com/github/{SLUG}/blob/main/{path}",
+            "binder": f"https://mybinder.org/v2/gh/{SLUG}/main?labpath={quote(path, safe='')}",
+        }
+        got = {kind: href for e, kind, href in buttons if e == edition}
+        for kind, url in expected.items():
+            assert got[kind] == url, f"{edition} {kind}: {got[kind]} (expected {url})"
+        download = nbformat.read(site / "notebooks" / unquote(got["download"]), as_version=4)
+        title = next(c.source.splitlines()[0] for c in download.cells if c.cell_type == "markdown")
+        assert title == _title(ROOT / path), f"{got['download']} is not {path}: its title is {title!r}"
+        outputs = sum(len(c.get("outputs", [])) for c in download.cells)
+        assert (outputs == 0) == (edition == "student"), f"{got['download']}: {outputs} outputs"
+    assert page.is_visible("a.launch-button[data-edition=student][data-launch=colab]")
+    assert not page.is_visible("a.launch-button[data-edition=teacher][data-launch=colab]"), "teacher's edition open"
+
+    nb = nbformat.read(notebook, as_version=4)
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    code_answers = sum(c.cell_type == "code" for c in answers)
+    folded = page.eval_on_selector_all(".cell.tag_answer", """els => els.map(c => ({
+        folded: !!c.querySelector('details') && !c.querySelector('details').open,
+        visible: Array.from(c.querySelectorAll('.cell_input')).some(i => i.checkVisibility())}))""")
+    assert len(folded) == code_answers, f"{len(folded)} folded code answers on the page, {code_answers} in the notebook"
+    assert all(f["folded"] and not f["visible"] for f in folded), folded
+    assert page.locator("details.answer[open]").count() == 0
+
+    headings = [re.sub(r"[`*$\\]", "", h).strip() for c in nb.cells if c.cell_type == "markdown"
+                for h in re.findall(r"^## (.+)$", c.source, re.MULTILINE)]
+    toc = [re.sub(r"[`*$\\]", "", t).strip() for t in page.eval_on_selector_all(
+        "#pst-page-toc-nav li.toc-h2 > a", "els => els.map(a => a.textContent)")]
+    assert len(toc) == len(headings), f"contents {toc} vs the notebook's ## headings {headings}"
+
+    index = NOTEBOOKS.index(notebook)
+    prev_href = page.get_attribute("a.left-prev", "href")
+    next_href = page.get_attribute("a.right-next", "href")
+    if index > 0:
+        assert prev_href.endswith(f"{NOTEBOOKS[index - 1].stem}.html"), prev_href
+    if index < len(NOTEBOOKS) - 1:
+        assert next_href.endswith(f"{NOTEBOOKS[index + 1].stem}.html"), next_href
+    assert not visit.problems(), visit.problems()
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("induction head", ["notebooks/08_heads_that_learn.html", "notebooks/06_inspecting_heads.html"]),
+    ("KV cache", ["notebooks/11_attention_in_modern_models.html"]),
+])
+def test_search_finds_and_lands(visit: Visit, base_url: str, query: str, expected: list[str]) -> None:
+    """Typed into the search box of the home page; each expected page is among the first results and opens."""
+    page = visit.page
+    _open(visit, base_url)
+    page.keyboard.press("Control+k")
+    box = page.locator("input[name=q]:visible").first
+    box.fill(query)
+    box.press("Enter")
+    page.wait_for_url("**/search.html?q=*")
+    page.wait_for_selector("#search-results li a", timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('#search-progress') || "
+                           "!document.querySelector('#search-progress').textContent.includes('Preparing')")
+    hrefs = page.eval_on_selector_all("#search-results li > a:first-child",
+                                      "els => els.map(a => new URL(a.href).pathname)")
+    top = [h.lstrip("/") for h in hrefs[:8]]
+    for page_path in expected:
+        assert page_path in top, f"search for {query!r} did not rank {page_path} among {top}"
+    page.click(f"#search-results li > a[href*='{expected[0].split('/')[-1]}']")
+    page.wait_for_url(f"**/{expected[0]}*")
+    text = " ".join(page.inner_text(".bd-article").lower().split())
+    assert query.lower() in text or query.lower() + "s" in text, f"{query!r} is not on the page search landed on"
+    assert not visit.problems(), visit.problems()
+
+
+@pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
+                                  "notebooks/12_heads_of_a_real_model.html"])
+def test_no_serious_accessibility_violation(visit: Visit, base_url: str, path: str) -> None:
+    assert AXE.is_file(), f"{AXE} is missing: npm ci (package.json's axe-core)"
+    _open(visit, base_url + path)
+    visit.page.add_script_tag(path=str(AXE))
+    violations = visit.page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
+        .violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => `${v.impact} ${v.id}: ${v.help}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)""")
+    assert not violations, "\n".join(violations)
+
+
+@pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
+                                  "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html"])
+def test_phone_sized_screen(browser, base_url: str, path: str) -> None:
+    """390 x 844: nothing makes the page wider than the screen; figures fit; wide tables scroll in their box."""
+    visit = new_visit(browser, base_url, width=390, height=844)
+    page = visit.page
+    _open(visit, base_url + path)
+    found = page.evaluate("""() => ({
+        page: document.documentElement.scrollWidth, screen: window.innerWidth,
+        wide_images: Array.from(document.querySelectorAll('.bd-article img')).filter(
+            i => i.getBoundingClientRect().width > window.innerWidth + 1).length,
+        overflowing_tables: Array.from(document.querySelectorAll('.bd-article table')).filter(t => {
+            const r = t.getBoundingClientRect();
+            if (r.width <= window.innerWidth) return false;
+            let e = t.parentElement;
+            while (e && e !== document.body) {
+                const o = getComputedStyle(e).overflowX;
+                if ((o === 'auto' || o === 'scroll') && e.getBoundingClientRect().width <= window.innerWidth + 1)
+                    return false;
+                e = e.parentElement;
+            }
+            return true; }).length,
+        menu: !!Array.from(document.querySelectorAll('button, label')).find(
+            b => b.offsetParent && /navigation|sidebar|menu/i.test(
+                (b.getAttribute('aria-label') || '') + (b.getAttribute('title') || '') + b.className))})""")
+    assert found["page"] <= found["screen"] + 1, f"the page is {found['page']} px wide on a {found['screen']} px screen"
+    assert found["wide_images"] == 0 and found["overflowing_tables"] == 0, found
+    assert found["menu"], "no navigation button on a phone"
+    assert not visit.problems(), visit.problems()
+    visit.page.context.close()
+
+
+def test_dark_mode_keeps_figures_on_white(browser, base_url: str) -> None:
+    visit = new_visit(browser, base_url, dark=True)
+    _open(visit, base_url + "notebooks/08_heads_that_learn.html")
+    theme = visit.page.evaluate("() => document.documentElement.dataset.theme")
+    backgrounds = visit.page.eval_on_selector_all(
+        ".cell_output img", "els => els.map(i => getComputedStyle(i).backgroundColor)")
+    visit.page.context.close()
+    assert theme == "dark"
+    assert backgrounds and all(b == "rgb(255, 255, 255)" for b in backgrounds), backgrounds
+
+
+SCREENSHOTS = [  # name, path, width, height, dark, scroll to
+    ("home-desktop", "index.html", 1280, 900, False, None),
+    ("nb03-desktop", "notebooks/03_scaled_dot_product_attention.html", 1280, 900, False, None),
+    ("nb03-answer-desktop", "notebooks/03_scaled_dot_product_attention.html", 1280, 900, False, ".tag_answer"),
+    ("nb06-phone", "notebooks/06_inspecting_heads.html", 390, 844, False, ".cell_output img"),
+    ("nb05-phone-table", "notebooks/05_multi_head_attention.html", 390, 844, False, ".cell_output table"),
+    ("nb08-dark", "notebooks/08_heads_that_learn.html", 1280, 900, True, ".cell_output img"),
+    ("api-desktop", "api/mha_lib.mha.html", 1280, 900, False, None),
+    ("home-phone", "index.html", 390, 844, False, None),
+]
+
+
+@pytest.mark.parametrize(("name", "path", "width", "height", "dark", "scroll"), SCREENSHOTS,
+                         ids=[s[0] for s in SCREENSHOTS])
+def test_screenshot(browser, base_url: str, name: str, path: str, width: int, height: int, dark: bool,
+                    scroll: str | None) -> None:
+    """Screenshots to look at (build/site-screenshots/); the page must load cleanly."""
+    visit = new_visit(browser, base_url, width=width, height=height, dark=dark)
+    _open(visit, base_url + path)
+    if scroll:
+        visit.page.locator(scroll).first.scroll_into_view_if_needed()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    visit.page.screenshot(path=str(SHOTS / f"{name}.png"))
+    problems = visit.problems()
+    visit.page.context.close()
+    assert not problems, problems
