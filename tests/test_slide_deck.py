@@ -50,9 +50,10 @@ def test_the_deck_hides_figure_code_and_notes_every_pause(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     note = slides.teachers_note(path)
     pauses = slides.pause_questions(note) if note else []
-    deck = slides.deck_notebook(nb, pauses)
+    deck = slides.deck_notebook(nb, slides.walkthrough(note) if note else [])
     notes = [c.source for c in deck.cells if _kind(c) == "notes"]
     assert sum(n.count("**Pause for a question:**") for n in notes) == len(pauses)
+    assert sum(n.count("**Plan, ") for n in notes) == len(slides.walkthrough(note) if note else [])
     for cell in deck.cells:
         if slides.figure_cell(cell):
             assert cell.metadata["transient"]["remove_source"], "a figure's code on a slide"

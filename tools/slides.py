@@ -12,8 +12,9 @@ Each deck is made from a copy of the notebook cut for the projector (``deck_note
 
 - a *figure cell* (a code cell whose output is a picture) shows its figure without its code;
 - a markdown cell's prose past ``SLIDE_WORDS`` words (whole paragraphs, lists and tables; a long first paragraph
-  at a sentence) goes to the slide's **speaker notes**, and so does each "pause for a question" of the walkthrough
-  table in ``teaching/NN_*.md``, on the slide of the section it names;
+  at a sentence) goes to the slide's **speaker notes**, and so does each row of the walkthrough table in
+  ``teaching/NN_*.md`` (minutes, what to run live or show, the question to pause on), on the slide of the section
+  it names;
 - the ``## Setup`` heading is left out with the setup cell, and ``# NBVAL_IGNORE_OUTPUT`` (a note to the tests)
   from the code;
 - slide breaks then follow ``sync_notebooks.slide_types(..., deck=True)``: the notebook's own rule, with the
@@ -172,9 +173,10 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def pause_questions(note: Path) -> list[tuple[str, str]]:
-    """``(section, question)`` for each row of a teacher's note's walkthrough table with a question to pause on."""
-    pauses = []
+def walkthrough(note: Path) -> list[tuple[str, str, str]]:
+    """``(section, plan, question)`` for each row of a teacher's note's walkthrough table: the section it names,
+    "M / N minutes (90 / 45): what to run live or show", and the question to pause on ("-" for none)."""
+    rows = []
     header: list[str] | None = None
     in_table = False
     for line in note.read_text(encoding="utf-8").splitlines():
@@ -190,17 +192,21 @@ def pause_questions(note: Path) -> list[tuple[str, str]]:
         if set(line) <= set("|-: "):
             continue
         row = dict(zip(header, cells))
-        question = row.get("pause for a question", "-")
-        if question not in ("", "-"):
-            pauses.append((row["section"], question))
-    return pauses
+        plan = f"{row.get('minutes (90 / 45)', '?')} minutes (90 / 45): {row.get('run live or show', '')}".rstrip(": ")
+        rows.append((row["section"], plan, row.get("pause for a question", "-") or "-"))
+    return rows
+
+
+def pause_questions(note: Path) -> list[tuple[str, str]]:
+    """``(section, question)`` for each row of a teacher's note's walkthrough table with a question to pause on."""
+    return [(section, question) for section, _, question in walkthrough(note) if question != "-"]
 
 
 def _section_cell(nb: nbformat.NotebookNode, section: str) -> int | None:
     """The index of the cell a walkthrough row's section names: the heading with its number ("4 · ..." is the
     notebook's "## 4. ..."), else the heading its words begin, else the cell holding the text it quotes; the title
-    cell for the setup and the title; ``None`` if nothing matches (``deck_notebook`` then puts the question with the
-    row before)."""
+    cell for the setup and the title; ``None`` if nothing matches (``deck_notebook`` then puts the row with the row
+    before)."""
     wanted = _plain(section)
     if wanted.startswith(("setup", "title")):
         return 0
@@ -233,17 +239,17 @@ def _notes_cell(text: str) -> nbformat.NotebookNode:
     return cell
 
 
-def deck_notebook(nb: nbformat.NotebookNode, pauses: list[tuple[str, str]] = ()) -> nbformat.NotebookNode:
-    """A copy of ``nb`` cut for the projector, as this module's docstring describes (the notebook is untouched)."""
+def deck_notebook(nb: nbformat.NotebookNode, rows: list[tuple[str, str, str]] = ()) -> nbformat.NotebookNode:
+    """A copy of ``nb`` cut for the projector, as this module's docstring describes (the notebook is untouched).
+    ``rows``: the walkthrough of its teacher's note (``walkthrough``), whose plan and pause go to the notes."""
     pause_notes: dict[int, list[str]] = {}
-    at: int | None = None
-    for section, question in pauses:
+    at = 0  # a row that names no heading goes on the slide of the row before (the title slide for the first)
+    for section, plan, question in rows:
         found = _section_cell(nb, section)
-        at = at if found is None else found  # a row that names no heading goes on with the row before
-        if at is None:
-            raise ValueError(f"the walkthrough row {section!r} names no heading of the notebook and quotes no cell "
-                             "of it: name it after the notebook's heading")
-        pause_notes.setdefault(at, []).append(f"**Pause for a question:** {question}")
+        at = at if found is None else found
+        pause_notes.setdefault(at, []).append(f"**Plan, {section}:** {plan}")
+        if question != "-":
+            pause_notes[at].append(f"**Pause for a question:** {question}")
     deck = nbformat.from_dict(nb)
     deck.cells = []
     notes: dict[int, list[str]] = {}  # index in deck.cells -> the notes after that cell
@@ -362,7 +368,7 @@ def write_decks(paths: list[Path], out: Path) -> list[Path]:
     written = []
     for path in paths:
         note = teachers_note(path)
-        deck = deck_notebook(nbformat.read(path, as_version=4), pause_questions(note) if note else [])
+        deck = deck_notebook(nbformat.read(path, as_version=4), walkthrough(note) if note else [])
         html, _ = slides.from_notebook_node(deck, resources={
             "metadata": {"name": path.stem, "path": str(path.parent)}, "mha_css": CAPS_CSS,
             "mha_min_scale": MIN_SCALE})
