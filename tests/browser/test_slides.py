@@ -45,7 +45,7 @@ MEASURE = """reveal => new Promise(done => require([reveal], Reveal => {
             Reveal.slide(h, v);
             const shown = Array.from(sub.children).filter(c => c.tagName !== 'ASIDE').map(c => c.innerText).join(' ');
             out.push({h: h, v: v, height: sub.scrollHeight * (parseFloat(sub.style.zoom) || 1),
-                      notes: Array.from(sub.querySelectorAll('aside.notes')).map(a => a.innerText).join(' '),
+                      notes: Array.from(sub.querySelectorAll('aside.notes')).map(a => a.textContent).join(' '),
                       words: shown.trim().split(/\\s+/).slice(0, 10).join(' ')});
         });
     });
