@@ -19,7 +19,7 @@ from bench_implementations import TOLERANCE
 from torch import Tensor, nn
 
 from mha_lib import KVCache, MultiHeadAttention, kv_cache_bytes_per_token
-from mha_lib.measure import summarize_times, synchronize, time_rounds
+from mha_lib.measure import synchronize
 
 
 @dataclass
@@ -234,41 +234,52 @@ def one_token_cost(cached_tokens: tuple[int, ...] = (128, 512, 2048), *, d_model
 
     The layer: ``MultiHeadAttention(d_model, d_model, None, 0.0, heads)`` (no RoPE) called on one token with a
     ``KVCache`` holding ``T``. The baseline: the same weights' four projections, the cache append (``torch.cat``) and
-    ``F.scaled_dot_product_attention``, in plain PyTorch. Both restore the cache to ``T`` tokens before each call; each
-    timed run is ``calls`` calls, and the runs alternate (``mha_lib.measure.time_rounds``). One row per ``T``: the
-    best and median microseconds per call of each, and the ratios (median of per-round ratios, ratio of the bests).
+    ``F.scaled_dot_product_attention``, in plain PyTorch. Both restore the cache to ``T`` tokens before each call.
+    Each timed run is ``calls`` calls, the two alternate run by run, ``rounds`` times after ``warmup``. One row per
+    ``T``: microseconds per call (best and median) and the layer's ratio to the hand-written step, from the median of
+    the per-round ratios and from the best times. On a CPU, ``cpu_`` columns time the same runs by the thread's CPU
+    time (``time.thread_time``): other processes on a shared machine cannot add to it (with one thread, all the work
+    is in this thread).
     """
     place = {"device": device, "dtype": getattr(torch, dtype)}
     torch.manual_seed(seed)
     layer = MultiHeadAttention(d_model, d_model, None, 0.0, heads, **place).eval()
     rows = []
     for tokens in cached_tokens:
-        library, by_hand = _one_token_step(layer, tokens, place)
+        steps = dict(zip(("layer", "by hand"), _one_token_step(layer, tokens, place)))
         with torch.no_grad():
             tol = TOLERANCE[dtype]
-            torch.testing.assert_close(library(), by_hand(), atol=tol, rtol=tol)
-            runs = {name: _repeat(fn, calls) for name, fn in (("layer", library), ("by hand", by_hand))}
-            times = time_rounds(runs, rounds=rounds, warmup=warmup, device=device)
-        table = summarize_times(times, "by hand")
-        per_call = 1000 / calls  # ms per run -> us per call
-        rows.append({
-            "cached_tokens": tokens,
-            "layer_best_us": round(table.loc["layer", "best ms"] * per_call, 1),
-            "layer_median_us": round(table.loc["layer", "median ms"] * per_call, 1),
-            "by_hand_best_us": round(table.loc["by hand", "best ms"] * per_call, 1),
-            "by_hand_median_us": round(table.loc["by hand", "median ms"] * per_call, 1),
-            "ratio": round(float(table.loc["layer", "ratio"]), 3),
-            "best_ratio": round(float(table.loc["layer", "best ratio"]), 3),
-        })
+            torch.testing.assert_close(steps["layer"](), steps["by hand"](), atol=tol, rtol=tol)
+            wall, cpu = _alternate(steps, calls, rounds, warmup, device)
+        row: dict = {"cached_tokens": tokens}
+        clocks = [("", wall), ("cpu_", cpu)] if device == "cpu" else [("", wall)]
+        for clock, times in clocks:
+            for name, key in (("layer", "layer"), ("by hand", "by_hand")):
+                row[f"{clock}{key}_best_us"] = round(min(times[name]), 1)
+                row[f"{clock}{key}_median_us"] = round(statistics.median(times[name]), 1)
+            pairs = zip(times["layer"], times["by hand"])
+            row[f"{clock}ratio"] = round(statistics.median(a / b for a, b in pairs), 3)
+            row[f"{clock}best_ratio"] = round(min(times["layer"]) / min(times["by hand"]), 3)
+        rows.append(row)
     return rows
 
 
-def _repeat(fn: Callable[[], object], calls: int) -> Callable[[], None]:
-    def run() -> None:
-        for _ in range(calls):
-            fn()
-
-    return run
+def _alternate(steps: dict[str, Callable[[], object]], calls: int, rounds: int, warmup: int,
+               device: str) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Microseconds per call of each step, by the wall clock and by the thread's CPU time, run by run in turn."""
+    wall: dict[str, list[float]] = {name: [] for name in steps}
+    cpu: dict[str, list[float]] = {name: [] for name in steps}
+    for round_ in range(warmup + rounds):
+        for name, step in steps.items():
+            synchronize(device)
+            start_wall, start_cpu = time.perf_counter(), time.thread_time()
+            for _ in range(calls):
+                step()
+            synchronize(device)
+            if round_ >= warmup:
+                wall[name].append((time.perf_counter() - start_wall) / calls * 1e6)
+                cpu[name].append((time.thread_time() - start_cpu) / calls * 1e6)
+    return wall, cpu
 
 
 def _one_token_step(layer: MultiHeadAttention, tokens: int,
@@ -279,10 +290,10 @@ def _one_token_step(layer: MultiHeadAttention, tokens: int,
     cache = KVCache()
     with torch.no_grad():
         layer(torch.randn(1, tokens, layer.d_in, **place), kv_cache=cache)
-    keys, values, positions = cache.keys, cache.values, cache.positions
+    keys, values = cache.keys, cache.values
 
     def library() -> Tensor:
-        cache.keys, cache.values, cache.positions, cache.offset = keys, values, positions, tokens  # back to T tokens
+        cache.keys, cache.values, cache.offset = keys, values, tokens  # back to T tokens (no window: all in order)
         return layer(x_new, kv_cache=cache)
 
     def by_hand() -> Tensor:

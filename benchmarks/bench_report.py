@@ -101,12 +101,15 @@ def format_decode(rows: list[dict]) -> str:
 
 
 def format_one_token(rows: list[dict]) -> str:
-    """A fixed-width text table of ``one_token_cost``: microseconds per call and the layer's ratio to the hand path."""
-    lines = [f"{'cached T':>9}{'layer us':>10}{'best':>8}{'by hand us':>12}{'best':>8}{'x hand':>8}{'best x hand':>13}"]
+    """A fixed-width text table of ``one_token_cost``: us per call, the layer's ratio to the hand-written step."""
+    cpu = "cpu_ratio" in rows[0]
+    lines = [f"{'cached T':>9}{'layer us':>10}{'by hand us':>12}{'x hand':>8}{'best x hand':>13}"
+             + (f"{'layer cpu us':>14}{'by hand cpu us':>16}{'x hand (cpu)':>14}{'best (cpu)':>12}" if cpu else "")]
     for r in rows:
-        lines.append(f"{r['cached_tokens']:>9}{r['layer_median_us']:>10.1f}{r['layer_best_us']:>8.1f}"
-                     f"{r['by_hand_median_us']:>12.1f}{r['by_hand_best_us']:>8.1f}{r['ratio']:>8.2f}"
-                     f"{r['best_ratio']:>13.2f}")
+        lines.append(f"{r['cached_tokens']:>9}{r['layer_median_us']:>10.1f}{r['by_hand_median_us']:>12.1f}"
+                     f"{r['ratio']:>8.2f}{r['best_ratio']:>13.2f}"
+                     + (f"{r['cpu_layer_median_us']:>14.1f}{r['cpu_by_hand_median_us']:>16.1f}{r['cpu_ratio']:>14.2f}"
+                        f"{r['cpu_best_ratio']:>12.2f}" if cpu else ""))
     return "\n".join(lines)
 
 

@@ -52,7 +52,7 @@ from mha_lib.cache import KVCache, _window_mask
 from mha_lib.heads import _merge_heads, _split_heads
 from mha_lib.hooks import HeadHook, gate_heads, on_head, run_head_hooks
 from mha_lib.kernels import ATTENTION_FUNCTIONS
-from mha_lib.positional import _rotate
+from mha_lib.positional import _rotate_pair
 from mha_lib.trace import AttentionTrace
 
 __all__ = ["AttentionTrace", "HeadHook", "MultiHeadAttention", "gate_heads", "on_head"]
@@ -220,7 +220,7 @@ class MultiHeadAttention(nn.Module):
         k = _split_heads(self.W_key(keys), self.num_kv_heads)  # (B, h_kv, Tk, d_head): h_kv = h unless K/V are shared
         v = _split_heads(self.W_value(values), self.num_kv_heads)  # (B, h_kv, Tk, d_head)
         if self.rope_base is not None:  # rotary positions: token t of this call sits at position start + t
-            q, k = _rotate(q, start, self.rope_base), _rotate(k, start, self.rope_base)
+            q, k = _rotate_pair(q, k, start, self.rope_base)
         key_pos = None  # (Tk,) the keys' positions, where a window left gaps; else made only where needed (_positions)
         if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
             k, v, key_pos = kv_cache._append(self, k, v, self.window, self.sink)

@@ -7,6 +7,8 @@ NaN here (the tables and figures that show results refuse non-finite values).
 
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import Tensor, nn
 
@@ -20,9 +22,11 @@ def _check_even(name: str, value: int) -> int:
     return value
 
 
+@functools.lru_cache(maxsize=64)
 def _frequencies(dim: int, base: float) -> Tensor:
-    """``(dim/2,)`` float64: ``base^(-2i/dim)``, the angular speed of feature pair ``i``."""
-    return 1.0 / torch.pow(base, torch.arange(0, dim, 2, dtype=torch.float64) / dim)
+    """``(dim/2,)`` float64: ``base^(-2i/dim)``, the angular speed of feature pair ``i`` (kept: never modify it)."""
+    with torch.inference_mode(False):  # an ordinary CPU tensor, whatever mode or default device the first call saw
+        return 1.0 / torch.pow(base, torch.arange(0, dim, 2, dtype=torch.float64, device="cpu") / dim)
 
 
 def sinusoidal_table(
@@ -133,10 +137,26 @@ def apply_rope(x: Tensor, *, offset: int = 0, base: float = 10000.0) -> Tensor:
 
 
 def _rotate(x: Tensor, offset: int, base: float) -> Tensor:
-    """``apply_rope`` without the checks, for callers that checked its arguments already (the layer)."""
-    positions = torch.arange(offset, offset + x.shape[-2], dtype=torch.float64)
-    angles = (positions[:, None] * _frequencies(x.shape[-1], base)[None, :]).to(x.device)  # (T, dim/2)
-    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+    """``apply_rope`` without the checks, for callers that checked its arguments already."""
+    return _turn(x, *_cos_sin(x.shape[-2], x.shape[-1], offset, base, x))
+
+
+def _rotate_pair(q: Tensor, k: Tensor, offset: int, base: float) -> tuple[Tensor, Tensor]:
+    """``_rotate`` of queries and keys ``(..., T, dim)``; one table of angles when they have the same length."""
+    cos_sin = _cos_sin(q.shape[-2], q.shape[-1], offset, base, q)
+    k_cos_sin = cos_sin if k.shape[-2] == q.shape[-2] else _cos_sin(k.shape[-2], k.shape[-1], offset, base, k)
+    return _turn(q, *cos_sin), _turn(k, *k_cos_sin)
+
+
+def _cos_sin(num_positions: int, dim: int, offset: int, base: float, like: Tensor) -> tuple[Tensor, Tensor]:
+    """``(T, dim/2)`` each: the cosine and sine of every position's angles, on ``like``'s device and dtype."""
+    positions = torch.arange(offset, offset + num_positions, dtype=torch.float64)
+    angles = (positions[:, None] * _frequencies(dim, base)[None, :]).to(like.device)  # (T, dim/2), float64
+    return torch.cos(angles).to(like.dtype), torch.sin(angles).to(like.dtype)
+
+
+def _turn(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Turn each feature pair ``(2i, 2i+1)`` of ``x`` ``(..., T, dim)`` by the angles whose ``cos``, ``sin`` come."""
     even, odd = x[..., 0::2], x[..., 1::2]
     out = torch.empty_like(x)
     out[..., 0::2] = even * cos - odd * sin
