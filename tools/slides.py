@@ -123,11 +123,26 @@ SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]`*$][.!?:])\s+(?=[A-Z(*`$\[])")
 VISUAL = re.compile(r"\s*(?:\||\$\$|```|!\[|<(?!!--))")  # a table, display maths, fenced code, a picture, HTML
 
 
+LIST = re.compile(r"\s*(?:[-*]|\d+\.)\s")
+
+
+def _list_parts(body: str, limit: int) -> list[str]:
+    """A markdown list cut between its items into parts of at most ``limit`` words (one item at least each)."""
+    items = re.split(r"\n(?=(?:[-*]|\d+\.)\s)", body.strip())
+    parts: list[list[str]] = [[]]
+    for item in items:
+        if parts[-1] and _words(" ".join(parts[-1] + [item])) > limit:
+            parts.append([])
+        parts[-1].append(item)
+    return ["\n".join(part) for part in parts]
+
+
 def split_prose(source: str, limit: int = SLIDE_WORDS) -> tuple[list[str], str]:
     """``(slide, notes)`` for a markdown cell. ``slide``: the parts that stay on the slide, in the cell's order: its
-    prose up to ``limit`` words (headings free; a first paragraph longer than that cut after a sentence) and each
-    table, display formula, fenced code or picture as a part of its own (the deck gives each part its own cell, so
-    a tall one can start a sub-slide). ``notes``: the prose past the limit, for the speaker notes."""
+    prose up to ``limit`` words (headings free; a first paragraph longer than that cut after a sentence), each
+    table, display formula, fenced code or picture as a part of its own, and a list too long for one part in parts
+    of whole items (the deck gives each part its own cell, so a tall one can start a sub-slide: a summary or the
+    exercises stay on the slides). ``notes``: the prose past the limit, for the speaker notes."""
     parts: list[str] = []
     prose: list[str] = []  # the prose blocks since the last table or formula
     notes: list[str] = []
@@ -146,12 +161,19 @@ def split_prose(source: str, limit: int = SLIDE_WORDS) -> tuple[list[str], str]:
                 prose.append(heading.group(1))
             flush()
             parts.append(body)
+        elif LIST.match(body) and (notes or words + _words(body) > limit):
+            # a list keeps every item on the slides, in parts that can go to sub-slides
+            if heading:
+                prose.append(heading.group(1))
+            flush()
+            parts += _list_parts(body, limit)
+            words = limit
         elif notes:
             notes.append(block)
         elif not body.strip() or words + _words(body) <= limit:
             prose.append(block)
             words += _words(body)
-        elif words == 0 and not re.match(r"\s*(?:[-*]|\d+\.)\s", body):
+        elif words == 0:
             sentences = SENTENCE_END.split(body)
             cut = 1
             while cut < len(sentences) and _words(" ".join(sentences[:cut + 1])) <= limit:
