@@ -140,11 +140,18 @@ def test_a_check_refuses_what_is_not_a_function() -> None:
 
 # ----- delegation: the library's own answer is refused (these tests run without library_allowed) -----
 
+def _shapes_by_tracing(B, T_q, T_k, d_model, h):
+    layer = mha_lib.MultiHeadAttention(d_model, d_model, None, 0.0, h, causal=False)
+    trace = layer.trace(torch.zeros(B, T_q, d_model), torch.zeros(B, T_k, d_model), torch.zeros(B, T_k, d_model))
+    return {name: tuple(getattr(trace, name).shape) for name in checks.notation.NAMES}
+
+
 def _sdpa_by_torch(q, k, v):
     return torch.nn.functional.scaled_dot_product_attention(q, k, v), torch.softmax(q @ k.transpose(-2, -1), -1)
 
 
 DELEGATIONS = [  # (check, a function that hands the work to the library, the name the verdict gives)
+    (checks.attention_shapes, _shapes_by_tracing, "MultiHeadAttention.trace"),
     (checks.pad_batch, lambda s, p, max_len=None: mha_lib.tokenize.pad_batch(s, pad_id=p, max_len=max_len),
      "mha_lib.pad_batch"),
     (checks.scaled_dot_product_attention, mha_lib.scaled_dot_product_attention,
