@@ -38,6 +38,7 @@ myst_dmath_double_inline = True
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 add_module_names = False
+toc_object_entries_show_parents = "hide"  # the page's contents: "trace()", not "MultiHeadAttention.trace()"
 
 # MathJax 3 from npm, served with the site.
 mathjax_path = "mathjax/tex-chtml.js"

@@ -312,7 +312,7 @@ def api_pages() -> dict[str, str]:
     modules = public_modules()
     pages = {}
     for name in modules:
-        title = f"``{name}``"
+        title = name
         module = importlib.import_module(name)
         # Constants and type aliases (autodoc's :members: skips those it cannot find assigned in the module).
         data = [n for n in public_names(name) if not (inspect.isclass(o := getattr(module, n))

@@ -163,8 +163,9 @@ def test_search_finds_and_lands(visit: Visit, base_url: str, query: str, expecte
     box.press("Enter")
     page.wait_for_url("**/search.html?q=*")
     page.wait_for_selector("#search-results li a", timeout=30_000)
-    page.wait_for_function("() => !document.querySelector('#search-progress') || "
-                           "!document.querySelector('#search-progress').textContent.includes('Preparing')")
+    # Every result is listed, and each one's summary (fetched from its page) has come: leaving earlier aborts them.
+    page.wait_for_function("() => /finished/i.test(document.querySelector('#search-results')?.textContent || '')")
+    page.wait_for_load_state("networkidle")
     hrefs = page.eval_on_selector_all("#search-results li > a:first-child",
                                       "els => els.map(a => new URL(a.href).pathname)")
     top = [h.lstrip("/") for h in hrefs[:8]]
