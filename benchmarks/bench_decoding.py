@@ -140,23 +140,26 @@ class PlainDecoder:
 
 
 def decode_ms(model: Decoder | PlainDecoder, prompt: Tensor, new_tokens: int, cached: bool,
-              device: str = "cpu") -> tuple[float, list | None]:
+              device: str = "cpu", cpu_ms: list[float] | None = None) -> tuple[float, list | None]:
     """Greedy decoding of ``new_tokens`` after ``prompt`` ``(B, P)``: the ms of the new tokens only, and the caches.
 
     Without a cache every step runs the model on the whole sequence; with caches the prompt goes in once (the
     prefill, not timed: it is the same work as the uncached path's first step) and each step feeds one token.
+    ``cpu_ms``: a list that receives the same steps' ms of this thread's CPU time (``time.thread_time``).
     """
     caches = model.new_caches() if cached else None
     with torch.no_grad():
         logits = model(prompt, caches)  # (B, P, vocab)
         ids = prompt
         synchronize(device)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         for _ in range(new_tokens):
             next_id = logits[:, -1:].argmax(-1)  # (B, 1): greedy
             ids = torch.cat([ids, next_id], dim=1)
             logits = model(next_id if cached else ids, caches)
         synchronize(device)
+    if cpu_ms is not None:
+        cpu_ms.append((time.thread_time() - start_cpu) * 1000)
     return (time.perf_counter() - start) * 1000, caches
 
 
@@ -198,11 +201,13 @@ def decode_benchmark(config: DecodeConfig) -> list[dict]:
         prompt = torch.randint(0, config.vocab, (1, tokens - config.new_tokens),
                                generator=torch.Generator().manual_seed(tokens)).to(config.device)
         times: dict[tuple[str, str], list[float]] = {(v, p): [] for v, _ in config.variants for p in DECODE_PATHS}
+        cpu: dict[tuple[str, str], list[float]] = {key: [] for key in times}
         kept: dict[tuple[str, str], int] = {}
         for round_ in range(config.warmup + config.repeats):
             for (variant, path), ts in times.items():
                 model = plains[variant] if path == "hand-written" else models[variant]
-                ms, caches = decode_ms(model, prompt, config.new_tokens, path != "uncached", config.device)
+                ms, caches = decode_ms(model, prompt, config.new_tokens, path != "uncached", config.device,
+                                       cpu[variant, path] if round_ >= config.warmup else None)
                 if round_ >= config.warmup:
                     ts.append(ms)
                 if caches is not None:
@@ -220,6 +225,7 @@ def decode_benchmark(config: DecodeConfig) -> list[dict]:
                 rows.append({
                     "tokens": tokens, "variant": variant, "kv_heads": kv_heads, "path": path,
                     "median_ms": round(statistics.median(ts), 2), "best_ms": round(min(ts), 2),
+                    "cpu_median_ms": round(statistics.median(cpu[variant, path]), 2),
                     "tokens_per_s": round(config.new_tokens / (statistics.median(ts) / 1000), 1),
                     "best_tokens_per_s": round(config.new_tokens / (min(ts) / 1000), 1),
                     "cache_kib_per_token": round(measured / 1024, 3), "formula_kib_per_token": round(formula / 1024, 3),
