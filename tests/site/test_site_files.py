@@ -191,3 +191,10 @@ def test_site_address_is_written_in_one_place() -> None:
     files = [WORKFLOW, ROOT / "Makefile", *(ROOT / "site").rglob("*.*"), *(ROOT / "tools").glob("site*.py")]
     spelled = [p for p in files if p.is_file() and address.rstrip("/") in p.read_text(errors="ignore")]
     assert not spelled, f"the site's address is also written in {spelled}: read it from pyproject.toml"
+
+
+def test_ci_builds_and_reads_the_site() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '"test-site:chromium-apt:make --no-print-directory test-site"' in ci, ".ci/run has no test-site job"
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
