@@ -106,7 +106,7 @@ def _string_literals(pattern: str, source: str) -> list[str]:
     """The string arguments that ``pattern`` (ending where a quoted string starts) captures in ``source``."""
     found = []
     for match in re.finditer(pattern + r"""\s*f?(?P<quote>["'])(?P<text>.*?)(?<!\\)(?P=quote)""", source):
-        text = re.sub(r"\{[^{}]*\}", "…", match.group("text")).strip()
+        text = re.sub(r"\{[^{}]*\}", "…", match.group("text")).replace("\\n", " ").strip()
         if text and text not in found:
             found.append(text)
     return found
@@ -120,6 +120,7 @@ def figure_alt(source: str, heading: str) -> str:
     titles = _string_literals(r"(?:set_title\(|suptitle\(|\btitles?\s*=\s*\[?)", source)
     if titles:
         return "Figure: " + "; ".join(titles)[:400]
+    heading = re.sub(r"[*`]", "", heading)
     return f"Figure: {heading}" if heading else "Figure"
 
 
