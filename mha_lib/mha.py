@@ -87,9 +87,9 @@ class MultiHeadAttention(nn.Module):
     ``out_proj``. ``causal=True`` hides later tokens (query ``i`` sees keys ``j <= i``);
     ``context_length=None`` means no length limit. ``device`` and ``dtype`` place the weights.
 
-    ``forward`` calls PyTorch's fused kernel (``F.scaled_dot_product_attention``) and never stores the
-    ``(Tq, Tk)`` weight table; ``trace`` runs the explicit softmax and returns every intermediate.
-    Set ``fused = False`` to make ``forward`` use the explicit kernel as well.
+    ``forward`` calls PyTorch's fused kernel (``F.scaled_dot_product_attention``, ``kernels.sdpa_attention``) and
+    never stores the ``(Tq, Tk)`` weight table; ``trace`` runs the explicit softmax (``kernels.eager_attention``) and
+    returns every intermediate. Set ``fused = False`` to make ``forward`` use the explicit kernel as well.
 
     Options of modern decoders (keyword-only; the defaults are the layer above):
 
