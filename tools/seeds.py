@@ -10,9 +10,11 @@ so one run reports every failing cell: an error (an assert) or stderr, named by 
 line that raised and the error. The claims, asserts with margins, must hold for every seed.
 
 A checked output (a cell without ``# NBVAL_IGNORE_OUTPUT``) must also print what the committed run printed, as
-under strict nbval: one that changes with the seed depends on a model's random start, and another CPU's kernels
-can draw that start differently (CI's CPU printed other numbers for notebook 06's untrained model). The text
-outputs are compared (stdout, ``text/plain``, ``text/html``), after the suite's nbval sanitising; figures are not.
+under strict nbval: one that changes with the seed depends on training or on a model's random start, and another
+CPU's kernels change both. They can draw the start differently (CI's CPU printed other numbers for notebook 06's
+untrained model), and kernel sets that draw the very same start still train apart, rounding differently at every
+step: trained numbers can move as far as with another seed. That is why each seed runs under each kernel set. The
+text outputs are compared (stdout, ``text/plain``, ``text/html``), after the suite's nbval sanitising; figures are not.
 """
 
 from __future__ import annotations
