@@ -161,3 +161,38 @@ def test_every_section_heading_starts_its_own_cell(path: Path) -> None:
         if re.match(r"#{2,3} ", line)
     ]
     assert not buried, f"headings below the first line of a markdown cell (split the cell): {buried}"
+
+
+def _raw_html_shown(source: str) -> list[str]:
+    """Text that Markdown would show raw: a line starting with ``<!--`` opens an HTML block (CommonMark type 2) up to
+    the first line holding ``-->``, and whatever those lines hold outside comments is shown unformatted."""
+    lines, shown, i = source.splitlines(), [], 0
+    while i < len(lines):
+        if re.match(r" {0,3}<!--", lines[i]):
+            end = next((j for j in range(i, len(lines)) if "-->" in lines[j]), len(lines) - 1)
+            rest = re.sub(r"<!--.*?-->", "", "\n".join(lines[i : end + 1]), flags=re.S).strip()
+            if rest:
+                shown.append(rest[:80])
+            i = end
+        i += 1
+    return shown
+
+
+def test_raw_html_check_sees_a_marker_that_opens_a_line() -> None:
+    assert _raw_html_shown("<!-- teacher -->**Bold** text<!-- /teacher -->") == ["**Bold** text"]
+    assert _raw_html_shown("<!-- teacher -->\n\n**Bold** text\n\n<!-- /teacher -->") == []
+    assert _raw_html_shown("Some text <!-- teacher -->inline<!-- /teacher --> ends.") == []
+    assert _raw_html_shown("<!-- student: a note\non two lines -->\n\nNext paragraph.") == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_teacher_and_student_markers_leave_the_markdown_intact(path: Path) -> None:
+    """A ``<!-- teacher -->`` region that opens a line must stand alone on it, with a blank line after: otherwise its
+    paragraph is shown as raw HTML (bold, links and code unformatted) in JupyterLab and on GitHub."""
+    shown = [
+        f"cell {cell.id}: {text!r}"
+        for cell in _load(path).cells
+        if cell.cell_type == "markdown"
+        for text in _raw_html_shown(cell.source)
+    ]
+    assert not shown, f"markdown shown as raw HTML (put the marker on its own line, then a blank line): {shown}"
