@@ -321,7 +321,7 @@ def ablation_scores(encoder: BertEncoder, ids: Tensor, valid_lens: Tensor | None
     ``metric`` maps the ``(B, d_model)`` sentence embeddings to a number; entry ``[layer, head]`` is
     ``metric(with that head removed) - metric(intact)``. The layers below the removed head are unchanged, so
     each run starts from the states the intact model has there: the same numbers as a full forward pass with
-    ``head_gates``, in about half the time.
+    ``head_gates``, with about 40% less work (the layers below the removed head run once).
     """
     if not isinstance(encoder, BertEncoder):
         raise TypeError(f"encoder must be a mha_lib.bert.BertEncoder, got {_got(encoder)}")
