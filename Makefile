@@ -86,11 +86,14 @@ images: install
 benchmark: install
 	$(PY) benchmarks/mha_benchmark.py $(BENCH_ARGS)
 
+# Debian's chromium, for the browser tests (apt-get when missing; never `playwright install`).
+ENSURE_CHROMIUM := command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+	echo "installing Debian's chromium (apt-get)"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 test-browser: install
 	$(PY) -m pip install --quiet -r requirements-browser.txt
-	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
-		echo "installing Debian's chromium (apt-get)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@$(ENSURE_CHROMIUM)
 	MHA_BROWSER_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/browser -v $(BROWSER_ARGS)
 
 # The classroom kit (teaching/README.md): the student edition, the slides, and the kit's end-to-end test.
@@ -112,9 +115,7 @@ site: install
 
 test-site: site
 	$(PY) -m pip install --quiet -r requirements-browser.txt
-	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
-		echo "installing Debian's chromium (apt-get)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@$(ENSURE_CHROMIUM)
 	MHA_SITE_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/site -v $(SITE_ARGS)
 
 # INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
