@@ -1,9 +1,10 @@
-"""Static diagrams for notebook 11 (attention in modern models): a decoding step without and with a KV cache, and
-query heads sharing key/value heads (MHA, GQA, MQA)."""
+"""Static diagrams for notebook 11 (attention in modern models): a decoding step without and with a KV cache,
+query heads sharing key/value heads (MHA, GQA, MQA), and DeepSeek-V2's multi-head latent attention (MLA)."""
 
 from __future__ import annotations
 
 from drawing import GREY, HEAD_COLOURS, arrow, box, canvas, cells
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -100,4 +101,64 @@ def kv_sharing_diagram() -> Figure:
     return fig
 
 
-FIGURES = {"11_kv_cache": kv_cache_diagram, "11_kv_sharing": kv_sharing_diagram}
+GREEN = "#55A868"  # the decoupled RoPE path
+CACHED = "#FDE3CF"  # what MLA caches
+
+
+def _stacked(ax: Axes, x: float, y: float, w: float, h: float, text: str, detail: str, edge: str) -> None:
+    """A per-head box with two shadows behind it: one of 128 heads."""
+    for k in (2, 1):
+        box(ax, x + 0.16 * k, y + 0.16 * k, w, h, face="white", edge="#BBBBBB")
+    box(ax, x, y, w, h, text, detail=detail, face="white", edge=edge, size=12, linewidth=1.4)
+
+
+def mla_diagram() -> Figure:
+    """One token of DeepSeek-V2's MLA: x_t goes down to a 512-wide latent (cached) and a 64-wide RoPE key (cached,
+    shared by the heads); each head's key and value are up-projections of the latent; the query has its own path."""
+    fig, ax = canvas((12.5, 6.4), (0, 25), (-1.2, 11.6))
+    ax.text(12.5, 11.1, "Multi-head latent attention (DeepSeek-V2): cache one latent per token, "
+            "not every head's K and V", ha="center", fontsize=13, weight="bold")
+    box(ax, 1.5, 5.9, 2.0, 1.5, "$x_t$", detail="5120", size=14, linewidth=1.4)
+    # the three down-projections of x_t
+    rows = {"q": 9.3, "c": 5.9, "r": 2.5}
+    box(ax, 7.0, rows["q"], 2.6, 1.3, "$c^Q_t$", detail="1536", edge=BLUE, size=13, linewidth=1.4)
+    box(ax, 7.0, rows["c"], 2.6, 1.3, "$c^{KV}_t$", detail="512", face=CACHED, edge=ORANGE, size=13, linewidth=2.0)
+    box(ax, 7.0, rows["r"], 2.6, 1.3, "$k^R_t$", detail="64, RoPE", face=CACHED, edge=GREEN, size=13,
+        linewidth=2.0)
+    for row, label, colour in (("q", "$W^{DQ}$", BLUE), ("c", "$W^{DKV}$", GREY), ("r", "$W^{KR}$", GREEN)):
+        arrow(ax, (2.55, 5.9 + 0.25 * (rows[row] - 5.9) / 3.4), (5.65, rows[row]), colour=colour, width=1.4)
+        ax.text(3.7, rows[row] + (0.3 if row != "r" else -0.75), label, ha="center", fontsize=12, color=colour)
+    ax.add_patch(Rectangle((5.35, 1.45), 3.3, 5.55, fill=False, edgecolor=ORANGE, linewidth=1.6, linestyle="--"))
+    ax.text(7.0, 0.95, "the KV cache: 512 + 64 = 576\nnumbers per token and layer", ha="center", va="top",
+            fontsize=11, color=ORANGE, weight="bold")
+    # per-head up-projections (128 heads)
+    heads = {"qC": (10.05, "$q^C_{t,i}$", "128", BLUE), "qR": (8.4, "$q^R_{t,i}$", "64, RoPE", GREEN),
+             "kC": (6.8, "$k^C_{j,i}$", "128", GREY), "v": (5.0, "$v_{j,i}$", "128", GREY)}
+    sources = {"qC": ("q", "$W^{UQ}_i$"), "qR": ("q", "$W^{QR}_i$"), "kC": ("c", "$W^{UK}_i$"),
+               "v": ("c", "$W^{UV}_i$")}
+    for name, (y, text, detail, colour) in heads.items():
+        _stacked(ax, 12.6, y, 2.4, 1.2, text, detail, colour)
+        row, label = sources[name]
+        arrow(ax, (8.35, rows[row] + (y - rows[row]) * 0.15), (11.3, y), colour=colour, width=1.2)
+        ax.text(9.75, (rows[row] + y) / 2 + 0.2, label, ha="center", va="bottom", fontsize=11, color=colour)
+    ax.text(13.0, 3.75, "per head $i$ (128 heads)", ha="center", fontsize=10.5, color=GREY, style="italic")
+    # one head's attention, then the output projection
+    box(ax, 19.0, 6.9, 3.9, 4.1, face="#F7F7F7", linewidth=1.4)
+    ax.text(19.0, 8.4, "head $i$", ha="center", va="center", fontsize=13, weight="bold")
+    ax.text(19.0, 7.2, "score$_j$ $\\propto$\n$q^C_{t,i}\\cdot k^C_{j,i} + q^R_{t,i}\\cdot k^R_j$", ha="center",
+            va="center", fontsize=11)
+    ax.text(19.0, 5.6, "softmax over $j$,\nweights on $v_{j,i}$", ha="center", va="center", fontsize=11)
+    for name in heads:
+        arrow(ax, (14.1, heads[name][0]), (17.0, heads[name][0] * 0.5 + 6.9 * 0.5), colour=heads[name][3],
+              width=1.1)
+    arrow(ax, (8.35, rows["r"]), (17.0, 5.0), colour=GREEN, width=1.4, rad=0.08)
+    ax.text(13.3, 2.05, "$k^R_j$: one key shared by all 128 heads", ha="center", fontsize=10.5, color=GREEN)
+    box(ax, 23.3, 6.9, 2.4, 1.3, "$W^O$", detail="all heads", size=13, linewidth=1.4)
+    arrow(ax, (21.0, 6.9), (22.05, 6.9), width=1.4)
+    ax.text(12.5, -0.1, "At inference $W^{UK}_i$ folds into the query side and $W^{UV}_i$ into $W^O$: the scores and "
+            "outputs are computed\nfrom the cached $c^{KV}_j$ directly, and $k^C$, $v$ are never formed per head. "
+            "RoPE rotates by position, so it needs its own path.", ha="center", va="top", fontsize=10.5)
+    return fig
+
+
+FIGURES = {"11_kv_cache": kv_cache_diagram, "11_kv_sharing": kv_sharing_diagram, "11_mla": mla_diagram}
