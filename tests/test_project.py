@@ -22,8 +22,6 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_TO_PIP = {"pytorch": "torch"}  # conda-forge names that differ from PyPI's
-NOT_PACKAGES = {"python", "pip"}
 
 
 def _name(requirement: str) -> str:
@@ -56,20 +54,6 @@ def _pyproject() -> set[str]:
     return names
 
 
-def _environment_yml() -> tuple[set[str], str]:
-    """The package names of environment.yml (PyPI spelling) and its Python version."""
-    names: set[str] = set()
-    text = (ROOT / "environment.yml").read_text()
-    python = re.search(r"^\s+-\s+python=(3\.\d+)", text, re.M)
-    assert python, "environment.yml pins python=3.X"
-    for line in text.split("dependencies:", 1)[1].splitlines():
-        match = re.match(r"^\s+-\s+([A-Za-z0-9_.\-]+)", line)
-        if match and not line.strip().endswith(":"):
-            name = re.split(r"[=<>]", match.group(1))[0].lower().replace("_", "-")
-            names.add(CONDA_TO_PIP.get(name, name))
-    return names - NOT_PACKAGES, python.group(1)
-
-
 def _supported_pythons() -> list[str]:
     low = re.fullmatch(r">=3\.(\d+)", _project()["requires-python"])
     assert low, "requires-python is a lower bound, >=3.X"
@@ -78,12 +62,6 @@ def _supported_pythons() -> list[str]:
 
 def test_requirements_and_pyproject_list_the_same_packages() -> None:
     assert set(_requirements()) == _pyproject(), "requirements.txt vs pyproject.toml"
-
-
-def test_binder_environment_names_the_requirements_of_its_python() -> None:
-    """Binder (environment.yml) installs the same packages as requirements.txt does on the same Python."""
-    names, python = _environment_yml()
-    assert names == set(_requirements(python)), f"environment.yml vs requirements.txt on Python {python}"
 
 
 def test_requirements_pin_one_version_per_supported_python() -> None:
