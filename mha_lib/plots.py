@@ -63,10 +63,12 @@ def show_heatmaps(
     yticklabels: Sequence[str] | None = None,
     vmin: float | None = None,
     vmax: float | None = None,
+    colorbar: bool = True,
 ) -> Figure:
     """A grid of heatmaps from ``(rows, cols, m, n)`` matrices with one shared colour bar (d2l's arguments).
 
     Panel ``[r, c]`` draws ``matrices[r, c]`` as it is: its first index runs down (``ylabel``), its second across.
+    ``colorbar=False`` leaves the bar out (a mask of two values reads better with a legend).
     """
     if not isinstance(matrices, (Tensor, np.ndarray)):
         raise TypeError(f"matrices must be a torch.Tensor or NumPy array (rows, cols, height, width), "
@@ -96,7 +98,8 @@ def show_heatmaps(
                 ax.set_ylabel(ylabel)
             if titles is not None and j < len(titles):
                 ax.set_title(titles[j])
-    fig.colorbar(image, ax=axes, shrink=0.6)
+    if colorbar:
+        fig.colorbar(image, ax=axes, shrink=0.6)
     return fig
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from torch import nn
 
 from mha_lib import MultiHeadAttention
@@ -128,6 +129,14 @@ def test_show_heatmaps_returns_a_figure_with_a_colorbar() -> None:
     assert isinstance(fig, Figure)
     assert len(fig.axes) == 2 * 3 + 1
     assert fig.axes[-1].get_label() == "<colorbar>"
+
+
+def test_show_heatmaps_without_a_colorbar_draws_on_every_matplotlib() -> None:
+    """A two-valued mask gets a legend instead; removing the bar after the layout breaks matplotlib < 3.11."""
+    fig = show_heatmaps(torch.rand(1, 2, 4, 4), "keys", "queries", vmin=0.0, vmax=1.0, colorbar=False)
+    assert len(fig.axes) == 2 and all(ax.get_label() != "<colorbar>" for ax in fig.axes)
+    fig.axes[-1].legend(handles=[Patch(color="k", label="may attend")], bbox_to_anchor=(1.03, 1.0))
+    fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")  # what the notebook's inline display does
 
 
 def test_plot_attention_heads_and_lines_run(traced) -> None:
