@@ -21,19 +21,15 @@ import pytest
 if os.environ.get("MHA_BROWSER_TEST") != "1":
     pytest.skip("browser test: run `make test-browser`", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from chromium import launched  # noqa: E402
 from lab_server import running_lab  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 RUN_ALL = ("00_", "06_", "08_")
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
 FAILURES = ROOT / "browser-failures"
 TOKEN = "mha-browser-test"
 STDERR = '[data-mime-type="application/vnd.jupyter.stderr"]'
@@ -80,12 +76,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test-browser` installs Debian's chromium")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with launched("test-browser") as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -9,12 +9,16 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_helpers import CHROMIUM, CHROMIUM_FLAGS, FAILURES, SITE, Visit, new_visit
+from site_helpers import FAILURES, SITE, Visit, new_visit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from chromium import launched  # noqa: E402
 
 if os.environ.get("MHA_SITE_TEST") != "1":
     collect_ignore_glob = ["test_*.py"]
@@ -51,14 +55,8 @@ def base_url(site: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `make test-site` installs Debian's chromium")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+    with launched("test-site") as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,9 +9,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
 SHOTS = ROOT / "build" / "site-screenshots"
 FAILURES = ROOT / "browser-failures"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @dataclass
