@@ -95,7 +95,8 @@ def test_agreement_check_catches_a_wrong_implementation() -> None:
 
 def test_quick_run_prints_and_writes_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     csv_path, json_path = tmp_path / "quick.csv", tmp_path / "quick.json"
-    assert mb.main(["--quick", "--repeats", "3", "--csv", str(csv_path), "--json", str(json_path)]) == 0
+    args = ["--quick", "--device", "cpu", "--repeats", "3", "--csv", str(csv_path), "--json", str(json_path)]
+    assert mb.main(args) == 0
     printed = capsys.readouterr().out
     assert "torch " + torch.__version__ in printed
     for name in NAMES:
@@ -150,7 +151,8 @@ def test_sweep_shows_the_quadratic_table_only_on_the_explicit_path() -> None:
 
 
 def test_quick_run_in_bfloat16(capsys: pytest.CaptureFixture[str]) -> None:
-    assert mb.main(["--quick", "--repeats", "1", "--dtype", "bfloat16", "--batch", "1", "--tokens", "16"]) == 0
+    args = ["--quick", "--device", "cpu", "--repeats", "1", "--dtype", "bfloat16", "--batch", "1", "--tokens", "16"]
+    assert mb.main(args) == 0
     printed = capsys.readouterr().out
     assert "bfloat16 cpu" in printed and mb.BASELINE in printed
 
