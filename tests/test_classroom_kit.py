@@ -292,7 +292,7 @@ def _teacher_wording(copy: nbformat.NotebookNode) -> list[str]:
         text = cell.source
         if index == 0:  # the generated note under the badges may name the teacher's edition (its link)
             text = re.sub(r"^> \*\*Student edition\.\*\*.*$", "", text, flags=re.M)
-        found += [f"cell {index}: {phrase!r}" for phrase in TEACHER_WORDING if phrase in text.lower()]
+        found += [f"cell {index}: {phrase!r}" for phrase in TEACHER_WORDING if phrase in " ".join(text.lower().split())]
     return found
 
 
