@@ -15,7 +15,8 @@ LOWEST_PYTHON ?= 3.10
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
-	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install
+	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install \
+	translations test-pt-BR
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -35,6 +36,8 @@ help:
 	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
 	@echo "make lab-student   open JupyterLab on the student edition, student/ (the exercises without answers)"
 	@echo "make test-install  INSTALL.md's commands in an empty venv, then every student copy in it (minutes)"
+	@echo "make translations  write the Portuguese edition pt-BR/ from notebooks/ and locale/pt_BR/*.po (commit both)"
+	@echo "make test-pt-BR    the Portuguese edition: strict nbval of pt-BR/notebooks, every pt-BR/student copy run"
 	@echo "make site          build the website into build/site from the saved notebooks (nothing executed)"
 	@echo "make test-site     the website in headless Chromium, offline: pages, links, search, buttons, axe"
 
@@ -106,6 +109,16 @@ slides: install
 test-kit: install
 	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
 	timeout 1500 $(PY) tools/colab_sim.py --student $(COLAB_ARGS)
+
+# The Brazilian Portuguese edition (tools/translations.py): catalogs in locale/pt_BR, notebooks in pt-BR/. The parity
+# test (tests/test_translations.py) runs in `make test`; the edition's notebooks run here.
+translations: install
+	$(PY) tools/translations.py
+
+test-pt-BR: install
+	$(PY) tools/translations.py --check
+	MHA_PT_BR_TEST=1 timeout 1200 $(PY) -m pytest $(PYTEST_ARGS) pt-BR/notebooks \
+		tests/test_translations.py::test_the_portuguese_student_copy_runs
 
 # The website (tools/site_build.py): Sphinx + MyST-NB + sphinx-book-theme from PyPI, MathJax and axe-core from npm.
 site: install

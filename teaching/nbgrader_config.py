@@ -10,7 +10,7 @@ import re
 
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Unicode
+from traitlets import Bool, Dict, Unicode
 
 c = get_config()  # noqa: F821 - nbgrader defines get_config() when it reads this file
 
@@ -78,10 +78,13 @@ class StudentEdition(NbGraderPreprocessor):
     repository = Unicode("mha-course/multi-head-attention", help="owner/name on GitHub").tag(config=True)
     teacher_link = Bool(True, help="link the teacher's edition (with the answers) from the note").tag(config=True)
     ref = Unicode("main", help="the git tag or commit the badges open and the setup cell installs").tag(config=True)
+    edition = Unicode("", help="the folder of a translated edition, such as 'pt-BR/' (empty: English)").tag(config=True)
+    words = Dict(help="the note's sentences in the edition's language: English -> translation").tag(config=True)
     for_students = staticmethod(for_students)
 
     def preprocess(self, nb, resources):
         github = f"github/{self.repository}/blob"
+        labpath = self.edition.replace("/", "%2F")
         for cell in nb.cells:
             grader = cell.metadata.get("nbgrader", {})
             if grader.get("solution"):
@@ -97,9 +100,9 @@ class StudentEdition(NbGraderPreprocessor):
             if cell.cell_type == "markdown":
                 cell.source = (
                     for_students(cell.source)
-                    .replace(f"{github}/main/notebooks/", f"{github}/{self.ref}/student/")
-                    .replace(f"gh/{self.repository}/main?labpath=notebooks%2F",
-                             f"gh/{self.repository}/{self.ref}?labpath=student%2F")
+                    .replace(f"{github}/main/{self.edition}notebooks/", f"{github}/{self.ref}/{self.edition}student/")
+                    .replace(f"gh/{self.repository}/main?labpath={labpath}notebooks%2F",
+                             f"gh/{self.repository}/{self.ref}?labpath={labpath}student%2F")
                 )
             if cell.cell_type == "code" and self.ref != "main":
                 cell.source = cell.source.replace(f'git+https://github.com/{self.repository}"',
@@ -112,20 +115,26 @@ class StudentEdition(NbGraderPreprocessor):
         nb.cells[0].source = "\n".join(lines)
         return nb, resources
 
+    def say(self, english):
+        """``english`` in the edition's language (``words``; English where it has none)."""
+        return self.words.get(english, english)
+
     def note(self, nb, name):
         """The note under the badges."""
         exercises = any(cell.metadata.get("nbgrader", {}).get("solution") for cell in nb.cells)
-        text = "> **Student edition.**"
+        text = "> **" + self.say("Student edition.") + "**"
         if exercises:
-            text += (" Each exercise's answer is replaced by `# YOUR CODE HERE` and `pass`, or by YOUR ANSWER HERE"
-                     " for a written answer: write yours there. Run the check cell under a function you wrote: it"
-                     " prints ✓ when every case passes, and otherwise stops with \"not attempted yet\" or the first"
-                     " failing case (that cell, and nbgrader's Validate, fail until you get ✓).")
-        text += " Outputs appear as you run the cells."
+            text += " " + self.say(
+                "Each exercise's answer is replaced by `# YOUR CODE HERE` and `pass`, or by YOUR ANSWER HERE"
+                " for a written answer: write yours there. Run the check cell under a function you wrote: it"
+                " prints ✓ when every case passes, and otherwise stops with \"not attempted yet\" or the first"
+                " failing case (that cell, and nbgrader's Validate, fail until you get ✓).")
+        text += " " + self.say("Outputs appear as you run the cells.")
         if self.teacher_link:
-            url = f"https://github.com/{self.repository}/blob/{self.ref}/notebooks/{name}"
-            answers = "the answers and " if exercises else ""
-            text += f" The teacher's edition, with {answers}every output: [{name}]({url})."
+            url = f"https://github.com/{self.repository}/blob/{self.ref}/{self.edition}notebooks/{name}"
+            key = ("The teacher's edition, with the answers and every output: {link}." if exercises
+                   else "The teacher's edition, with every output: {link}.")
+            text += " " + self.say(key).format(link=f"[{name}]({url})")
         return text
 
 

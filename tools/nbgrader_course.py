@@ -1,15 +1,18 @@
 """Set up an nbgrader course folder for the series: the shipped config and one assignment per notebook.
 
-Usage: ``python tools/nbgrader_course.py COURSE_DIR [NN ...] [--ref REF]`` (every notebook with a graded exercise
-when no number is given). It writes ``COURSE_DIR/nbgrader_config.py`` (a copy of ``teaching/nbgrader_config.py``,
-left alone if it exists, but for the block this tool manages at its end) and
+Usage: ``python tools/nbgrader_course.py COURSE_DIR [NN ...] [--ref REF] [--edition pt-BR]`` (every notebook with a
+graded exercise when no number is given). It writes ``COURSE_DIR/nbgrader_config.py`` (a copy of
+``teaching/nbgrader_config.py``, left alone if it exists, but for the block this tool manages at its end) and
 ``COURSE_DIR/source/NN_name/NN_name.ipynb`` (the teacher's edition), then prints the next commands. Run nbgrader
 from inside ``COURSE_DIR``, with the venv active: ``nbgrader generate_assignment NN_name`` releases the student
 version.
 
 The managed block sets ``StudentEdition.teacher_link = False`` (a graded release does not link the answers) and,
 with ``--ref``, ``StudentEdition.ref``: a tag such as ``v2027.1`` (or a commit) that the released copies' badges
-open and their setup cell installs (``git+...@v2027.1``), so a term keeps the version it started with.
+open and their setup cell installs (``git+...@v2027.1``), so a term keeps the version it started with. With
+``--edition pt-BR`` the assignments are the Brazilian Portuguese edition's (``pt-BR/notebooks/``) and the block also
+sets ``StudentEdition.edition`` and ``StudentEdition.words``: the released copies' badges open ``pt-BR/student/``
+and their note is in Portuguese (``locale/pt_BR/kit.po``, copied into the block).
 """
 
 from __future__ import annotations
@@ -26,15 +29,22 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "teaching" / "nbgrader_config.py"
 BEGIN, END = "# --- set by tools/nbgrader_course.py ---", "# --- end of tools/nbgrader_course.py ---"
 REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+EDITIONS = {"en": ROOT / "notebooks", "pt-BR": ROOT / "pt-BR" / "notebooks"}  # --edition -> its teacher's notebooks
 
 
-def course_settings(ref: str | None) -> str:
+def course_settings(ref: str | None, edition: str = "en") -> str:
     """The block ``create`` writes at the end of the course's config."""
     lines = [BEGIN, "# A graded release does not link the teacher's edition, which holds the answers.",
              "c.StudentEdition.teacher_link = False"]
     if ref:
         lines += ["# The term's version: the badges open it and the setup cell installs mha_lib at it.",
                   f"c.StudentEdition.ref = {ref!r}"]
+    if edition != "en":
+        sys.path.insert(0, str(ROOT / "tools"))
+        from translations import kit_words
+
+        lines += [f"# The {edition} edition: badges open {edition}/student/, the note is in its language.",
+                  f"c.StudentEdition.edition = {edition + '/'!r}", f"c.StudentEdition.words = {kit_words()!r}"]
     return "\n".join([*lines, END]) + "\n"
 
 
@@ -45,9 +55,9 @@ def graded(path: Path) -> bool:
                for c in cells)
 
 
-def notebooks(numbers: list[str]) -> list[Path]:
+def notebooks(numbers: list[str], edition: str = "en") -> list[Path]:
     """The teacher's editions named by number (``04``), or every graded one."""
-    paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    paths = sorted(EDITIONS[edition].glob("[0-9][0-9]_*.ipynb"))
     if not numbers:
         return [p for p in paths if graded(p)]
     found = {p.name[:2]: p for p in paths}
@@ -57,7 +67,7 @@ def notebooks(numbers: list[str]) -> list[Path]:
     return [found[n.zfill(2)] for n in numbers]
 
 
-def create(course: Path, paths: list[Path], ref: str | None = None) -> list[str]:
+def create(course: Path, paths: list[Path], ref: str | None = None, edition: str = "en") -> list[str]:
     """Write the config and one assignment per notebook into ``course``; the assignment ids."""
     if ref is not None and not REF.fullmatch(ref):
         raise ValueError(f"ref must be a git tag or commit such as v2027.1, got {ref!r}")
@@ -68,7 +78,7 @@ def create(course: Path, paths: list[Path], ref: str | None = None) -> list[str]
     text = config.read_text(encoding="utf-8")
     if BEGIN in text and END in text:
         text = text[:text.index(BEGIN)] + text[text.index(END) + len(END):].lstrip("\n")
-    config.write_text(text.rstrip("\n") + "\n\n" + course_settings(ref), encoding="utf-8")
+    config.write_text(text.rstrip("\n") + "\n\n" + course_settings(ref, edition), encoding="utf-8")
     ids = []
     for path in paths:
         folder = course / "source" / path.stem
@@ -83,9 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("course", type=Path, help="the course folder (created if missing)")
     parser.add_argument("numbers", nargs="*", help="notebook numbers, e.g. 04 05 (default: every graded notebook)")
     parser.add_argument("--ref", help="the git tag or commit the term uses, e.g. v2027.1 (default: main)")
+    parser.add_argument("--edition", choices=sorted(EDITIONS), default="en",
+                        help="the notebooks' language: en (notebooks/) or pt-BR (pt-BR/notebooks/)")
     args = parser.parse_args(argv)
     try:
-        ids = create(args.course, notebooks(args.numbers), args.ref)
+        ids = create(args.course, notebooks(args.numbers, args.edition), args.ref, args.edition)
     except ValueError as err:
         parser.error(str(err))
     print(f"{args.course}: nbgrader_config.py and {len(ids)} assignment(s) in source/: {', '.join(ids)}"

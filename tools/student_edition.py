@@ -51,13 +51,22 @@ def ref_of(copy: Path) -> str:
     return found.group(1) if found else "main"
 
 
-def student_notebook(path: Path, config_file: Path = CONFIG, ref: str | None = None) -> nbformat.NotebookNode:
-    """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it, at ``ref``)."""
+def student_notebook(path: Path, config_file: Path = CONFIG, ref: str | None = None, edition: str = "",
+                     words: dict[str, str] | None = None, name: str | None = None) -> nbformat.NotebookNode:
+    """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it, at ``ref``).
+
+    ``edition`` and ``words`` make a translated edition's copy (``tools/translations.py``): its folder, such as
+    ``"pt-BR/"``, and the note's sentences in its language.
+    """
     nb = nbformat.read(path, as_version=4)
     config = course_config(config_file)
     if ref is not None:
         config.StudentEdition.ref = ref
-    resources: dict = {"unique_key": path.stem, "metadata": {"name": path.stem}}
+    if edition:
+        config.StudentEdition.edition = edition
+        config.StudentEdition.words = words or {}
+    stem = name or path.stem
+    resources: dict = {"unique_key": stem, "metadata": {"name": stem}}
     for preprocessor in config.GenerateAssignment.preprocessors:
         if not issubclass(preprocessor, COURSE_BOUND):
             nb, resources = preprocessor(config=config).preprocess(nb, resources)
