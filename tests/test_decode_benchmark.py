@@ -118,12 +118,21 @@ def test_the_recorded_decoding_run_covers_the_issue(name: str, paths: tuple[str,
         assert r["cache_kib_per_token"] == r["formula_kib_per_token"] == round(formula, 3)
 
 
+def _readme_section(title: str) -> str:
+    readme = (ROOT / "benchmarks" / "README.md").read_text()
+    return readme.split(f"\n## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def _recorded(name: str) -> dict:
+    with open(ROOT / "benchmarks" / "results" / name) as f:
+        return {(int(r["tokens"]), r["variant"], r["path"]): r for r in csv.DictReader(f)}
+
+
 def test_the_readme_table_is_the_recorded_run() -> None:
     """benchmarks/README.md quotes results/decode_cpu.csv: tokens/s, the ratio and the cache size per token."""
-    with open(ROOT / "benchmarks" / "results" / "decode_cpu.csv") as f:
-        rows = {(int(r["tokens"]), r["variant"], r["path"]): r for r in csv.DictReader(f)}
-    readme = (ROOT / "benchmarks" / "README.md").read_text()
-    quoted = [line for line in readme.splitlines() if line.startswith("| ") and "KiB |" in line]
+    rows = _recorded("decode_cpu.csv")
+    section = _readme_section("Decoding with a KV cache")
+    quoted = [line for line in section.splitlines() if line.startswith("| ") and "KiB |" in line]
     assert len(quoted) == 9
     for line in quoted:
         t, variant, kv_heads, uncached, cached, ratio, kib = [cell.strip() for cell in line.strip("|").split("|")]
@@ -131,4 +140,20 @@ def test_the_readme_table_is_the_recorded_run() -> None:
         assert int(kv_heads) == int(fast["kv_heads"])
         assert float(uncached) == float(slow["tokens_per_s"]) and float(cached) == float(fast["tokens_per_s"])
         assert ratio == f"{float(slow['median_ms']) / float(fast['median_ms']):.1f}x", line
+        assert kib == f"{float(fast['cache_kib_per_token']):g} KiB"
+
+
+def test_the_readme_gpu_table_is_the_recorded_run() -> None:
+    """The GPU section quotes results/decode_cuda.csv: tokens/s of each path, their ratio, the cache per token."""
+    rows = _recorded("decode_cuda.csv")
+    section = _readme_section("On a GPU")
+    quoted = [line for line in section.splitlines() if line.startswith("| ") and "KiB |" in line]
+    assert len(quoted) == 9
+    for line in quoted:
+        t, variant, kv_heads, uncached, cached, ratio, hand, kib = [c.strip() for c in line.strip("|").split("|")]
+        slow, fast, by_hand = (rows[(int(t), variant, path)] for path in ("uncached", "cached", "hand-written"))
+        assert int(kv_heads) == int(fast["kv_heads"])
+        assert (float(uncached), float(cached), float(hand)) == tuple(
+            round(float(r["tokens_per_s"]), 1) for r in (slow, fast, by_hand)), line
+        assert ratio == f"{float(fast['tokens_per_s']) / float(slow['tokens_per_s']):.2f}x", line
         assert kib == f"{float(fast['cache_kib_per_token']):g} KiB"

@@ -14,6 +14,7 @@
 #   tools/gpu_wheels.sh                     # here, once: the wheels into .whl/ (pip download, Python 3.12)
 #   run: bash tools/gpu_run.sh 2>&1 | tee $OUT/log.txt        (carry .whl)
 #   GPU_RUN_REHEARSAL=1 bash tools/gpu_run.sh                  # on a CPU: every step, the CUDA checks reported
+#   GPU_RUN_TESTS_ONLY=1 bash tools/gpu_run.sh ...              # steps 1-3 only (a re-check after a fix)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -117,7 +118,13 @@ mkdir -p "$RES/executed"
 cp notebooks/10_*.ipynb notebooks/11_*.ipynb "$RES/executed/"
 check executed-10-11 "$RES/executed.txt" $V tools/execute_notebooks.py "$RES"/executed/*.ipynb
 
-# 4. The benchmarks, alone on the machine
+# 4. The benchmarks, alone on the machine (GPU_RUN_TESTS_ONLY=1 stops before them)
+if [ -n "${GPU_RUN_TESTS_ONLY:-}" ]; then
+    tar -czf "$OUT/results.tar.gz" -C "$OUT" results && rm -rf "$RES"
+    say "done (tests only); failed: ${FAILED[*]:-none}"
+    [ ${#FAILED[@]} = 0 ]
+    exit
+fi
 DEV=$([ "$CUDA" = 1 ] && echo cuda || echo cpu)
 QUICK=$([ -n "${GPU_RUN_REHEARSAL:-}" ] && echo --quick)
 for dtype in float32 bfloat16; do
