@@ -16,7 +16,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
 	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install \
-	translations test-pt-BR
+	translations test-pt-BR lab-pt-BR
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -36,6 +36,7 @@ help:
 	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
 	@echo "make lab-student   open JupyterLab on the student edition, student/ (the exercises without answers)"
 	@echo "make test-install  INSTALL.md's commands in an empty venv, then every student copy in it (minutes)"
+	@echo "make lab-pt-BR     open JupyterLab on the Portuguese edition, pt-BR/notebooks/ (edição em português)"
 	@echo "make translations  write the Portuguese edition pt-BR/ from notebooks/ and locale/pt_BR/*.po (commit both)"
 	@echo "make test-pt-BR    the Portuguese edition: strict nbval of pt-BR/notebooks, every pt-BR/student copy run"
 	@echo "make site          build the website into build/site from the saved notebooks (nothing executed)"
@@ -67,6 +68,9 @@ lab: install
 
 lab-student: install
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,student/,$(LAB_OPEN)) $(LAB_ARGS)
+
+lab-pt-BR: install
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,pt-BR/notebooks/,$(LAB_OPEN)) $(LAB_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -221,6 +221,21 @@ def test_a_course_in_portuguese_releases_portuguese_copies(tmp_path: Path) -> No
     assert [c.source for c in released.cells[1:]] == [c.source for c in expected.cells[1:]]
 
 
+PT_TEACHER_WORDING = ("edição do professor", "salva aqui", "recolhid", "depois das soluções", "depois das respostas")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_portuguese_student_copies_speak_to_students(name: str) -> None:
+    """No teacher's wording in a Portuguese student copy outside the note under its badges (the kit test's rule)."""
+    found = []
+    for index, cell in enumerate(nbformat.read(tr.STUDENTS / name, as_version=4).cells):
+        text = " ".join(cell.source.lower().split())
+        if index == 0:
+            text = re.sub(r"> \*\*edição do aluno\.\*\*.*", "", text)
+        found += [f"cell {index}: {phrase!r}" for phrase in PT_TEACHER_WORDING if phrase in text]
+    assert not found, f"{tr.EDITION}/student/{name}: " + "; ".join(found)
+
+
 PT_BR_RUN = pytest.mark.skipif(not os.environ.get("MHA_PT_BR_TEST"),
                                reason="runs every Portuguese student copy (a minute or two): make test-pt-BR")
 
