@@ -39,7 +39,7 @@ help:
 	@echo "make lab-pt-BR     open JupyterLab on the Portuguese edition, pt-BR/notebooks/ (edição em português)"
 	@echo "make translations  write the Portuguese edition pt-BR/ from notebooks/ and locale/pt_BR/*.po (commit both)"
 	@echo "make test-pt-BR    the Portuguese edition: strict nbval of pt-BR/notebooks, every pt-BR/student copy run"
-	@echo "make site          build the website into build/site from the saved notebooks (nothing executed)"
+	@echo "make site          build the website into build/site (English) and build/site/pt-BR (nothing executed)"
 	@echo "make test-site     the website in headless Chromium, offline: pages, links, search, buttons, axe"
 
 $(PY):

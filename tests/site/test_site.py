@@ -4,7 +4,9 @@ Checks what a reader meets: every page loads with no console error and no failed
 is drawn and has alt text, every equation is typeset; the launch buttons open the right notebook of the right
 edition; the answers are folded; each notebook page lists its own headings and links its neighbours; search finds
 what the series teaches; axe-core finds no serious or critical accessibility problem; a phone-sized screen and dark
-mode work. Screenshots of a few pages go to build/site-screenshots/ (desktop, phone, dark), to look at.
+mode work. The Portuguese site (pt-BR/) the same way: its notebook pages, its launch buttons (pt-BR/student), its
+search, its accessibility; and the language switch in every page's header, both ways, on a phone too. Screenshots of
+a few pages go to build/site-screenshots/ (desktop, phone, dark), to look at.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ else:  # pragma: no cover
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 SLUG = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", REPOSITORY).group(1)
 EDITION_FOLDER = {"student": "student", "teacher": "notebooks"}
@@ -97,16 +100,18 @@ def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base
     assert maths > 100 and figures > 50, f"only {maths} equations and {figures} figures across the site"
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem[:2])
-def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
-    """Launch buttons, downloads, folded answers, the headings as the page's contents, previous and next."""
+def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path, folder: str = "") -> None:
+    """The notebook page of ``notebook`` in the site under ``folder`` ('' or 'pt-BR/'), whose editions lie in
+    ``folder`` of the repository: launch buttons, downloads, folded answers, contents, previous and next."""
     page = visit.page
-    _open(visit, f"{base_url}notebooks/{notebook.stem}.html")
+    notebooks = sorted(notebook.parent.glob("[0-9][0-9]_*.ipynb"))
+    _open(visit, f"{base_url}{folder}notebooks/{notebook.stem}.html")
+    assert page.evaluate("() => document.documentElement.lang") == ("pt-BR" if folder else "en")
     buttons = page.eval_on_selector_all(
         "a.launch-button", "els => els.map(a => [a.dataset.edition, a.dataset.launch, a.getAttribute('href')])")
     assert len(buttons) == 6, buttons
-    for edition, folder in EDITION_FOLDER.items():
-        path = f"{folder}/{notebook.name}"
+    for edition, edition_folder in EDITION_FOLDER.items():
+        path = f"{folder}{edition_folder}/{notebook.name}"
         assert (ROOT / path).is_file(), f"{path} is missing (make student writes the student edition)"
         expected = {
             "colab": f"https://colab.research.google.com/github/{SLUG}/blob/main/{path}",
@@ -115,7 +120,7 @@ def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) 
         got = {kind: href for e, kind, href in buttons if e == edition}
         for kind, url in expected.items():
             assert got[kind] == url, f"{edition} {kind}: {got[kind]} (expected {url})"
-        download = nbformat.read(site / "notebooks" / unquote(got["download"]), as_version=4)
+        download = nbformat.read(site / folder / "notebooks" / unquote(got["download"]), as_version=4)
         title = next(c.source.splitlines()[0] for c in download.cells if c.cell_type == "markdown")
         assert title == _title(ROOT / path), f"{got['download']} is not {path}: its title is {title!r}"
         outputs = sum(len(c.get("outputs", [])) for c in download.cells)
@@ -139,32 +144,61 @@ def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) 
         "#pst-page-toc-nav li.toc-h2 > a", "els => els.map(a => a.textContent)")]
     assert len(toc) == len(headings), f"contents {toc} vs the notebook's ## headings {headings}"
 
-    index = NOTEBOOKS.index(notebook)
+    index = notebooks.index(notebook)
     prev_href = page.get_attribute("a.left-prev", "href")
     next_href = page.get_attribute("a.right-next", "href")
     if index > 0:
-        assert prev_href.endswith(f"{NOTEBOOKS[index - 1].stem}.html"), prev_href
-    if index < len(NOTEBOOKS) - 1:
-        assert next_href.endswith(f"{NOTEBOOKS[index + 1].stem}.html"), next_href
+        assert prev_href.endswith(f"{notebooks[index - 1].stem}.html"), prev_href
+    if index < len(notebooks) - 1:
+        assert next_href.endswith(f"{notebooks[index + 1].stem}.html"), next_href
     assert not visit.problems(), visit.problems()
 
 
-@pytest.mark.parametrize(("query", "expected"), [
-    ("induction head", ["notebooks/08_heads_that_learn.html", "notebooks/06_inspecting_heads.html"]),
-    ("KV cache", ["notebooks/11_attention_in_modern_models.html"]),
-])
-def test_search_finds_and_lands(visit: Visit, base_url: str, query: str, expected: list[str]) -> None:
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem[:2])
+def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
+    """Launch buttons, downloads, folded answers, the headings as the page's contents, previous and next."""
+    _check_notebook_page(visit, base_url, site, notebook)
+
+
+@pytest.mark.parametrize("notebook", PT_NOTEBOOKS, ids=lambda p: p.stem[:2])
+def test_portuguese_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
+    """The same on the Portuguese site: its buttons open pt-BR/student (pt-BR/notebooks folded), its answers folded
+    behind 'Mostrar a resposta', no console error, nothing from outside."""
+    _check_notebook_page(visit, base_url, site, notebook, "pt-BR/")
+    prompts = visit.page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
+                                              "els => els.map(s => s.textContent.trim())")
+    assert all("Mostrar a resposta" in p for p in prompts), prompts
+    assert visit.page.inner_text(".launch-box").startswith("Rode este notebook")
+
+
+def test_portuguese_notebook_typesets_its_maths(visit: Visit, base_url: str) -> None:
+    _open(visit, base_url + "pt-BR/notebooks/03_scaled_dot_product_attention.html")
+    found = visit.page.evaluate(FIGURES_AND_MATHS)
+    typeset = visit.page.evaluate("() => document.querySelectorAll('.bd-article mjx-container').length")
+    assert found["maths"] > 10 and typeset >= found["maths"], found
+    assert not found["untypeset"] and not found["errors"] and not found["raw_dollars"], found
+    assert not visit.problems(), visit.problems()
+
+
+@pytest.mark.parametrize(("home", "query", "expected"), [
+    ("", "induction head", ["notebooks/08_heads_that_learn.html", "notebooks/06_inspecting_heads.html"]),
+    ("", "KV cache", ["notebooks/11_attention_in_modern_models.html"]),
+    ("pt-BR/", "consulta", ["pt-BR/notebooks/03_scaled_dot_product_attention.html"]),
+], ids=["induction-head", "kv-cache", "pt-BR-consulta"])
+def test_search_finds_and_lands(visit: Visit, base_url: str, home: str, query: str, expected: list[str]) -> None:
     """Typed into the search box of the home page; each expected page is among the first results and opens."""
     page = visit.page
-    _open(visit, base_url)
+    _open(visit, base_url + home)
     page.keyboard.press("Control+k")
     box = page.locator("input[name=q]:visible").first
     box.fill(query)
     box.press("Enter")
-    page.wait_for_url("**/search.html?q=*")
+    page.wait_for_url(f"**/{home}search.html?q=*")
     page.wait_for_selector("#search-results li a", timeout=30_000)
     # Every result is listed, and each one's summary (fetched from its page) has come: leaving earlier aborts them.
-    page.wait_for_function("() => /finished/i.test(document.querySelector('#search-results')?.textContent || '')")
+    # ("finished" in English; Sphinx's Portuguese says "finalizada" or "concluída".)
+    page.wait_for_function("() => /finished|finalizada|conclu/i.test(document.querySelector('#search-results')"
+                           "?.textContent || '')")
     page.wait_for_load_state("networkidle")
     hrefs = page.eval_on_selector_all("#search-results li > a:first-child",
                                       "els => els.map(a => new URL(a.href).pathname)")
@@ -179,7 +213,8 @@ def test_search_finds_and_lands(visit: Visit, base_url: str, query: str, expecte
 
 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
-                                  "notebooks/12_heads_of_a_real_model.html"])
+                                  "notebooks/12_heads_of_a_real_model.html", "pt-BR/index.html",
+                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
 def test_no_serious_accessibility_violation(visit: Visit, base_url: str, path: str) -> None:
     assert AXE.is_file(), f"{AXE} is missing: npm ci (package.json's axe-core)"
     _open(visit, base_url + path)
@@ -191,7 +226,8 @@ def test_no_serious_accessibility_violation(visit: Visit, base_url: str, path: s
 
 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
-                                  "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html"])
+                                  "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html",
+                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
 def test_phone_sized_screen(browser, base_url: str, path: str) -> None:
     """390 x 844: nothing makes the page wider than the screen; figures fit; wide tables scroll in their box."""
     visit = new_visit(browser, base_url, width=390, height=844)
@@ -222,6 +258,47 @@ def test_phone_sized_screen(browser, base_url: str, path: str) -> None:
     visit.page.context.close()
 
 
+SWITCHES = [  # from, to (the same page in the other language, or the other site's home page)
+    ("notebooks/03_scaled_dot_product_attention.html", "pt-BR/notebooks/03_scaled_dot_product_attention.html"),
+    ("pt-BR/notebooks/03_scaled_dot_product_attention.html", "notebooks/03_scaled_dot_product_attention.html"),
+    ("index.html", "pt-BR/index.html"),
+    ("pt-BR/index.html", "index.html"),
+    ("pt-BR/notebooks/glossary.html", "notebooks/glossary.html"),
+    ("teaching/README.html", "pt-BR/index.html"),
+    ("api/mha_lib.mha.html", "pt-BR/index.html"),
+]
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+@pytest.mark.parametrize(("start", "target"), SWITCHES, ids=[f"{a.split('/')[-1][:8]}-{b}" for a, b in SWITCHES])
+def test_language_switch(browser, base_url: str, start: str, target: str, width: int) -> None:
+    """The switch is in the page's header, visible (on a phone too), named in its language, and clicked opens ``target``
+    in the other language."""
+    visit = new_visit(browser, base_url, width=width, height=900 if width > 500 else 844)
+    page = visit.page
+    _open(visit, base_url + start)
+    portuguese = start.startswith("pt-BR/")
+    switch = page.locator(".bd-header-article a.language-switch")
+    assert switch.count() == 1, "no language switch in the header"
+    assert switch.is_visible(), "the language switch is hidden"
+    box = switch.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 120 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    expected_lang = "en" if portuguese else "pt-BR"
+    assert switch.get_attribute("hreflang") == expected_lang and switch.get_attribute("lang") == expected_lang
+    assert switch.inner_text().strip() == ("English" if portuguese else "Português")
+    href = switch.get_attribute("href")
+    assert not href.startswith(("/", "http")), f"{href} is not relative"
+    switch.click()
+    page.wait_for_url(base_url + target)
+    page.evaluate(SETTLE)
+    assert page.evaluate("() => document.documentElement.lang") == expected_lang
+    back = page.locator(".bd-header-article a.language-switch")
+    assert back.is_visible() and back.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
+    problems = visit.problems()
+    page.context.close()
+    assert not problems, problems
+
+
 def test_dark_mode_keeps_figures_on_white(browser, base_url: str) -> None:
     visit = new_visit(browser, base_url, dark=True)
     _open(visit, base_url + "notebooks/08_heads_that_learn.html")
@@ -242,6 +319,11 @@ SCREENSHOTS = [  # name, path, width, height, dark, scroll to
     ("nb08-dark", "notebooks/08_heads_that_learn.html", 1280, 900, True, ".cell_output img"),
     ("api-desktop", "api/mha_lib.mha.html", 1280, 900, False, None),
     ("home-phone", "index.html", 390, 844, False, None),
+    ("pt-home-desktop", "pt-BR/index.html", 1280, 900, False, None),
+    ("pt-home-phone", "pt-BR/index.html", 390, 844, False, None),
+    ("pt-nb03-answer-desktop", "pt-BR/notebooks/03_scaled_dot_product_attention.html", 1280, 900, False, ".tag_answer"),
+    ("pt-nb03-phone", "pt-BR/notebooks/03_scaled_dot_product_attention.html", 390, 844, False, None),
+    ("pt-sidebar-desktop", "pt-BR/index.html", 1280, 900, False, "nav.english-pages"),
 ]
 
 

@@ -1,5 +1,6 @@
 """The built website's files (``make test-site``): links and anchors, the pages it must have, the API reference,
-the publishing workflow, and the site's address written in one place."""
+the publishing workflow, and the site's address written in one place; the Portuguese site (build/site/pt-BR): its
+pages, its words, its launch URLs, its links to the English-only pages, and the language switch of every page."""
 
 from __future__ import annotations
 
@@ -28,6 +29,22 @@ import site_build  # noqa: E402
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 URLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SWITCH = re.compile(r'<a class="[^"]*\blanguage-switch\b[^"]*" href="(?P<href>[^"]+)"\s+hreflang="(?P<hreflang>[^"]+)"'
+                    r'\s+lang="(?P<lang>[^"]+)"[^>]*>(?P<text>.*?)</a>', re.DOTALL)
+ENGLISH_WORDS = ["Show the answer", "Hide the answer", "Open in Colab", "Open in Binder", "Download .ipynb",
+                 "Run this notebook", "For teachers", "An interactive explorer", "Skip to main content", "Back to top",
+                 "Search...", "Toggle primary sidebar", "Toggle secondary sidebar", "On this page", "Color mode",
+                 'aria-label="Main"', "previous page", "next page", "By The series", "the series' authors"]
+
+
+def _text(path: Path) -> str:
+    """A page's text: tags removed, whitespace collapsed."""
+    return " ".join(re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8")).split())
+
+
+def _bold_terms(source: str) -> list[str]:
+    return [" ".join(t.split()) for t in re.findall(r"\*\*([^*`$]+?)\*\*", source) if ":" not in t][:5]
 
 
 class _Page(HTMLParser):
@@ -198,3 +215,163 @@ def test_ci_builds_and_reads_the_site() -> None:
     assert '"test-site:chromium-apt:make --no-print-directory test-site"' in ci, ".ci/run has no test-site job"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
+
+
+def test_portuguese_site_has_every_notebook_and_the_glossary(site: Path) -> None:
+    assert PT_NOTEBOOKS and len(PT_NOTEBOOKS) == len(NOTEBOOKS), "pt-BR/notebooks/ does not mirror notebooks/"
+    for nb in PT_NOTEBOOKS:
+        page = site / "pt-BR" / "notebooks" / f"{nb.stem}.html"
+        assert page.is_file(), f"no Portuguese page for {nb.relative_to(ROOT)}"
+        title = next(c.source for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "markdown")
+        title = re.sub(r"[`*$\\]", "", title.splitlines()[0].removeprefix("# "))
+        assert title in _text(page), f"{page.name}: the Portuguese title {title!r} is not on the page"
+    for name in ["index.html", "search.html", "notebooks/glossary.html"]:
+        assert (site / "pt-BR" / name).is_file(), f"pt-BR/{name}"
+
+
+def test_pages_say_their_language(site: Path, pages: dict[Path, _Page]) -> None:
+    """<html lang> is pt-BR under pt-BR/ and en elsewhere; Sphinx's own search runs in that language."""
+    wrong = []
+    for path in pages:
+        expected = "pt-BR" if path.relative_to(site).parts[0] == "pt-BR" else "en"
+        found = re.search(r"<html[^>]*\blang=\"([^\"]+)\"", path.read_text(encoding="utf-8"))
+        if not found or found.group(1) != expected:
+            wrong.append(f"{path.relative_to(site)}: lang={found and found.group(1)} (expected {expected})")
+    assert not wrong, "\n".join(wrong)
+    options = (site / "pt-BR" / "_static" / "documentation_options.js").read_text()
+    assert re.search(r"LANGUAGE: 'pt[-_]BR'", options), options
+
+
+def test_english_only_pages_are_built_once_and_linked_from_the_portuguese_site(site: Path) -> None:
+    for folder in ["teaching", "benchmarks", "api"]:
+        assert not (site / "pt-BR" / folder).exists(), f"pt-BR/{folder} was built: the English page is enough"
+    for page in ["index.html", "notebooks/03_scaled_dot_product_attention.html"]:
+        text = (site / "pt-BR" / page).read_text()
+        for target in ["teaching/README.html", "benchmarks/README.html", "api/index.html"]:
+            href = "../" * (page.count("/") + 1) + target
+            link = re.search(rf'<a [^>]*href="{re.escape(href)}"[^>]*>([^<]*)</a>', text)
+            assert link, f"pt-BR/{page} does not link the English {target} ({href})"
+            assert "(em inglês)" in link.group(1), f"pt-BR/{page}: the link to {target} does not say it is in English"
+            assert (site / target).is_file(), target
+    sidebar = _text(site / "pt-BR" / "index.html")
+    for caption in ["Notebooks", "Para professores", "Benchmark", "Biblioteca"]:
+        assert caption in sidebar, f"the Portuguese sidebar has no {caption!r}"
+
+
+def test_portuguese_home_page(site: Path, pages: dict[Path, _Page]) -> None:
+    home = pages[site / "pt-BR" / "index.html"]
+    for nb in PT_NOTEBOOKS:
+        assert f"notebooks/{nb.stem}.html" in home.links, f"the Portuguese home page does not link {nb.stem}"
+    text = (site / "pt-BR" / "index.html").read_text()
+    for heading in ["Para quem é", "Como rodar", "A série"]:
+        assert re.search(rf"<h2[^>]*>{heading}", text), f"no '## {heading}' on the Portuguese home page"
+    readme = (ROOT / "README.pt-BR.md").read_text()
+    assert readme.splitlines()[0].removeprefix("# ") in _text(site / "pt-BR" / "index.html")
+    commands = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1)
+    for line in commands.splitlines():  # the command and its Portuguese comment
+        assert all(" ".join(part.split()) in _text(site / "pt-BR" / "index.html") for part in line.split("#")), line
+    assert "mybinder.org/badge" not in text and "colab-badge" not in text, "the README's badges (images from outside)"
+    assert f'href="{URLS["Documentation"]}pt-BR/"' not in text, "the home page links itself on the published site"
+    assert 'href="notebooks/glossary.html"' in text and 'href="../teaching/README.html"' in text
+
+
+def test_portuguese_glossary_page_is_notebook_00s(site: Path) -> None:
+    text = _text(site / "pt-BR" / "notebooks" / "glossary.html")
+    assert "Notação e glossário" in text
+    nb = nbformat.read(PT_NOTEBOOKS[0], as_version=4)
+    sections = [c.source for c in nb.cells if c.cell_type == "markdown"
+                and re.match(r"## .*(Notação|[Gg]lossário|Palavras)", c.source)]
+    assert len(sections) >= 2, "pt-BR notebook 00 has no 'Notação' or 'Palavras usadas' section"
+    for source in sections:
+        heading = source.splitlines()[0].removeprefix("## ").strip()
+        assert heading in text, f"the Portuguese glossary page misses the section {heading!r}"
+        for term in _bold_terms(source):
+            assert term in text, f"the Portuguese glossary page misses {term!r}"
+
+
+def test_portuguese_pages_are_in_portuguese(site: Path) -> None:
+    """The site's own words (launch box, folded answers, the theme's) are Portuguese on every Portuguese page."""
+    found = []
+    for path in sorted((site / "pt-BR").rglob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r'<a class="[^"]*language-switch.*?</a>', "", text, flags=re.DOTALL)  # the switch's own title
+        found += [f"{path.relative_to(site)}: {w!r}" for w in ENGLISH_WORDS if w in text]
+    assert not found, "\n".join(found)
+    nb03 = (site / "pt-BR" / "notebooks" / "03_scaled_dot_product_attention.html").read_text()
+    for words in ["Rode este notebook", "Abrir no Colab", "Abrir no Binder", "Baixar o .ipynb", "Mostrar a resposta",
+                  "Para professores: a edição do professor", "Buscar", "Conteúdo", "anterior", "próximo",
+                  "página anterior"]:
+        assert words in nb03, f"{words!r} is not on the Portuguese notebook 03"
+    nb06 = (site / "pt-BR" / "notebooks" / "06_inspecting_heads.html").read_text()
+    assert "Um explorador interativo aparece aqui" in nb06, "the widget note is not in Portuguese"
+
+
+def test_portuguese_launch_urls_open_the_portuguese_editions() -> None:
+    urls = site_build.launch_urls("student", "03_x.ipynb", site_build.PORTUGUESE)
+    assert urls["colab"].endswith("/blob/main/pt-BR/student/03_x.ipynb")
+    assert urls["binder"].endswith("/main?labpath=pt-BR%2Fstudent%2F03_x.ipynb")
+    teacher = site_build.launch_urls("teacher", "03_x.ipynb", site_build.PORTUGUESE)
+    assert teacher["colab"].endswith("/blob/main/pt-BR/notebooks/03_x.ipynb")
+    box = site_build.launch_box("03_x.ipynb", site_build.PORTUGUESE)
+    assert "Abrir no Colab" in box and "Open in" not in box and urls["binder"] in box
+
+
+def test_portuguese_downloads_are_the_portuguese_editions(site: Path) -> None:
+    for edition, folder in site_build.EDITIONS.items():
+        for nb in sorted((ROOT / "pt-BR" / folder).glob("[0-9][0-9]_*.ipynb")):
+            download = site / "pt-BR" / "ipynb" / edition / nb.name
+            assert download.read_bytes() == nb.read_bytes(), \
+                f"{download.relative_to(site)} is not {nb.relative_to(ROOT)}"
+
+
+def test_links_between_the_sites_are_relative(site: Path) -> None:
+    """A staged link to a page of the other site: `other-site:` and its relative URL, which conf.py makes a link."""
+    rewrite = site_build._rewrite_links
+    pt, en = site_build.PORTUGUESE, site_build.ENGLISH
+    assert rewrite("[g](teaching/README.md#a)", ROOT, pt.stage, pt) == "[g](other-site:../teaching/README.html#a)"
+    assert rewrite("[e](README.md)", ROOT, pt.stage / "notebooks", pt) == "[e](other-site:../../index.html)"
+    assert rewrite("[n](04_masks_and_dropout.ipynb)", ROOT / "pt-BR" / "notebooks", pt.stage / "notebooks", pt) == \
+        "[n](04_masks_and_dropout.ipynb)"
+    assert rewrite("[p](README.pt-BR.md)", ROOT, en.stage / "notebooks", en) == "[p](other-site:../pt-BR/index.html)"
+    assert rewrite("[s](../student)", ROOT / "pt-BR" / "notebooks", pt.stage / "notebooks", pt) == \
+        f"[s](https://github.com/{site_build.repository_slug()}/tree/main/pt-BR/student)"
+    text = (site / "pt-BR" / "index.html").read_text()
+    assert site_build.OTHER_SITE not in text and 'href="../index.html"' in text
+
+
+def test_every_page_has_the_language_switch(site: Path, pages: dict[Path, _Page]) -> None:
+    """One link in the header to the same page in the other language, or to that site's home page; relative."""
+    problems, same = [], 0
+    for path in pages:
+        relative = path.relative_to(site)
+        portuguese = relative.parts[0] == "pt-BR"
+        switches = list(SWITCH.finditer(path.read_text(encoding="utf-8")))
+        if len(switches) != 1:
+            problems.append(f"{relative}: {len(switches)} language switches")
+            continue
+        switch = switches[0]
+        code, name = ("en", "English") if portuguese else ("pt-BR", "Português")
+        if switch["hreflang"] != code or switch["lang"] != code or name not in switch["text"]:
+            problems.append(f"{relative}: {switch.group(0)!r}")
+        if urlsplit(switch["href"]).scheme or switch["href"].startswith("/"):
+            problems.append(f"{relative}: {switch['href']} is not relative")
+        target = (path.parent / switch["href"]).resolve()
+        counterpart = (site / relative.relative_to("pt-BR")) if portuguese else (site / "pt-BR" / relative)
+        other_home = site / "index.html" if portuguese else site / "pt-BR" / "index.html"
+        expected = counterpart if counterpart.is_file() and relative.name != "genindex.html" else other_home
+        if target != expected.resolve():
+            problems.append(f"{relative}: the switch opens {switch['href']} (expected {expected.relative_to(site)})")
+        same += target == counterpart.resolve()
+    assert not problems, "\n".join(problems)
+    assert same >= 2 * (len(NOTEBOOKS) + 2), f"only {same} pages switch to the same page in the other language"
+
+
+def test_pages_in_both_languages_name_each_other(site: Path) -> None:
+    """<link rel="alternate" hreflang> to the published address of each language's version, for search engines."""
+    for relative in ["index.html", "notebooks/03_scaled_dot_product_attention.html", "notebooks/glossary.html"]:
+        for page in (site / relative, site / "pt-BR" / relative):
+            text = page.read_text()
+            for code, url in [("en", URLS["Documentation"] + relative),
+                              ("pt-BR", URLS["Documentation"] + "pt-BR/" + relative)]:
+                assert f'<link rel="alternate" hreflang="{code}" href="{url}">' in text, f"{page}: no {code} alternate"
+    assert 'rel="alternate"' not in (site / "teaching" / "README.html").read_text()
