@@ -120,8 +120,9 @@ def merged_catalog(notebook: Path, old: polib.POFile | None) -> polib.POFile:
         if before is None:  # English changed (same context) or new: the closest former text of that context
             candidates = [e for e in live if e.msgctxt == ctxt and id(e) not in used and e.msgstr]
             best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
-            if best is not None and (ctxt.endswith(COMMENT) is False or
-                                     difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.6):
+            # a cell's one text has one context; a comment is matched only to a similar former comment of its cell
+            if best is not None and (not ctxt.endswith(COMMENT)
+                                     or difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.6):
                 entry.msgstr = best.msgstr
                 translated_for = best.previous_msgid if "fuzzy" in best.flags and best.previous_msgid else best.msgid
                 if translated_for != msgid:  # the English went back to what was translated: no longer fuzzy
