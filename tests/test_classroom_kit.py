@@ -282,7 +282,8 @@ def test_for_students_replaces_teacher_passages() -> None:
     assert for_students("<!-- teacher -->only the teacher's<!-- /teacher -->") == ""
 
 
-TEACHER_WORDING = ("teacher's edition", "collapsed", "saved here", "after the solutions", "after the answers")
+TEACHER_WORDING = ("teacher's edition", "collapsed", "saved here", "run saved", "after the solutions",
+                   "after the answers")
 
 
 def _teacher_wording(copy: nbformat.NotebookNode) -> list[str]:

@@ -16,7 +16,6 @@ the English ones.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -43,15 +42,12 @@ def _catalog(name: str) -> polib.POFile:
 
 def _code_without_comments(source: str) -> list[tuple[int, str]]:
     """The tokens of a code cell, comments left out (IPython lines compared as text)."""
-    lines = source.split("\n")
-    magics = [line for line in lines if line.lstrip().startswith(("%", "!"))]
-    readable = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
-    try:
-        tokens = tokenize.generate_tokens(io.StringIO(readable).readline)
-        return [(t.type, t.string) for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)] + \
-            [(0, m) for m in magics]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    tokens = tr.python_tokens(source)
+    if tokens is None:
         return [(0, source)]
+    magics = [line for line in source.split("\n") if tr.is_ipython(line)]
+    code = [(t.type, t.string) for t in tokens if t.type not in (tokenize.COMMENT, tokenize.NL)]
+    return code + [(0, m) for m in magics]
 
 
 def test_every_notebook_has_a_catalog_and_both_copies() -> None:
@@ -221,7 +217,8 @@ def test_a_course_in_portuguese_releases_portuguese_copies(tmp_path: Path) -> No
     assert [c.source for c in released.cells[1:]] == [c.source for c in expected.cells[1:]]
 
 
-PT_TEACHER_WORDING = ("edição do professor", "salva aqui", "recolhid", "depois das soluções", "depois das respostas")
+PT_TEACHER_WORDING = ("edição do professor", "salva aqui", "execução salva", "recolhid", "depois das soluções",
+                      "depois das respostas")
 
 
 @pytest.mark.parametrize("name", NAMES)
