@@ -58,18 +58,26 @@ HEADER = {
 
 # --- What a notebook says: the entries of its catalog ------------------------------------------------------------
 
+def is_ipython(line: str) -> bool:
+    """Whether a code cell's line is IPython's, not Python's (``%pip ...``, ``!ls``)."""
+    return line.lstrip().startswith(("%", "!"))
+
+
+def python_tokens(source: str) -> list[tokenize.TokenInfo] | None:
+    """The Python tokens of a code cell, its IPython lines blanked (rows kept); ``None`` if Python cannot read it."""
+    readable = "\n".join("" if is_ipython(line) else line for line in source.split("\n"))
+    try:
+        return list(tokenize.generate_tokens(io.StringIO(readable).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+
+
 def comment_tokens(source: str) -> list[tuple[int, int, int, str]]:
     """The comments of a code cell as ``(line, start, end, text)`` (0-based line; columns of the ``#...`` token).
 
-    IPython lines (``%pip ...``, ``!ls``) are blanked before Python's tokenizer reads the cell; a cell it cannot
-    read yields no comments (it then stays as it is in every edition).
+    A cell Python's tokenizer cannot read yields no comments (it then stays as it is in every edition).
     """
-    lines = source.split("\n")
-    readable = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(readable).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return []
+    tokens = python_tokens(source) or []
     return [(t.start[0] - 1, t.start[1], t.end[1], t.string) for t in tokens if t.type == tokenize.COMMENT]
 
 
