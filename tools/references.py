@@ -8,7 +8,8 @@ or a citation has no entry.
 cites, each with a ``url`` a reader can follow (DOI, arXiv, ACL Anthology, the book's page). A notebook cites a work
 in its prose as "Vaswani et al. (2017)", "Bahdanau, Cho and Bengio (2014)", "Shazeer (2019)" or
 "(Michel et al., 2019)": the first author's surname and the year pick the entry (an entry may also be cited by its
-``shorthand``, e.g. "Sentence-BERT (2019)"). The References cell (id ``references``, just before the closing
+``shorthand``, e.g. "Sentence-BERT (2019)"; two works of one first author in one year carry a ``citeyear`` such
+as ``2014a``, and are cited so). The References cell (id ``references``, just before the closing
 "Next" cell) lists, in author order, exactly the entries the notebook cites; ``tests/test_references.py`` fails on a
 citation without an entry, on an entry no notebook cites, and on a cell that is not what this tool writes.
 """
@@ -42,7 +43,7 @@ def citation_pattern(names: tuple[str, ...] = ()) -> re.Pattern[str]:
     name = "|".join([*(re.escape(n) for n in sorted(names, key=len, reverse=True)), _SURNAME])
     name = f"(?:{name})"
     authors = rf"{name}(?:(?:, {name})*(?:,? (?:and|&) {name}))?"
-    year = r"\(?(?P<year>(?:19|20)\d\d)[a-z]?\)?(?=[\s).,;:!?]|$)"
+    year = r"\(?(?P<year>(?:19|20)\d\d[a-z]?)\)?(?=[\s).,;:!?]|$)"
     return re.compile(rf"(?<![\w-])(?P<authors>{authors})(?P<etal> et al\.)?(?:'s)?,? {year}")
 
 
@@ -55,7 +56,7 @@ class Entry:
 
     key: str
     surnames: tuple[str, ...]  # the authors' last names, in order
-    year: str
+    year: str  # as cited: the entry's year, or its ``citeyear`` ("2014a") where one author has two works that year
     shorthand: tuple[str, ...]  # other names it is cited by ("Sentence-BERT"), from the entry's shorthand field
     text: str  # the formatted line of the References cell
 
@@ -88,12 +89,12 @@ def entries(path: Path = BIBLIOGRAPHY) -> dict[str, Entry]:
         surnames = tuple(_clean(" ".join(p.last_names)) for p in people)
         venue = next((fields[f] for f in ("journal", "booktitle", "publisher", "howpublished") if f in fields), "")
         title = _clean(fields["title"])
-        text = f"{_author_list(names)} ({fields['year']}). *{title}*."
+        text = f"{_author_list(names)} ({fields.get('citeyear', fields['year'])}). *{title}*."
         if venue:
             text += f" {_clean(venue)}."
         text += f" [{_link_label(url)}]({url})"
         aliases = tuple(a.strip() for a in _clean(fields.get("shorthand", "")).split(",") if a.strip())
-        out[key] = Entry(key, surnames, fields["year"], aliases, text)
+        out[key] = Entry(key, surnames, fields.get("citeyear", fields["year"]), aliases, text)
     return out
 
 
