@@ -14,6 +14,7 @@ import pandas as pd
 import torch
 
 from mha_lib._validate import check_int, check_str
+from mha_lib.i18n import _set as set_language
 
 if TYPE_CHECKING:  # Python 3.11+ has importlib.resources.abc; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -22,10 +23,16 @@ TRAINING_SEED_VARIABLE = "MHA_TRAINING_SEED"
 """Set it to a whole number ``s`` to retrain every model of a notebook with other seeds (``make test-seeds``)."""
 
 
-def setup(seed: int = 42, *, precision: int = 4) -> None:
-    """Seed Python, NumPy and torch; print tensors and tables with ``precision`` decimals; PNG figures."""
+def setup(seed: int = 42, *, precision: int = 4, language: str | None = None) -> None:
+    """Seed Python, NumPy and torch; print tensors and tables with ``precision`` decimals; PNG figures.
+
+    ``language``: the edition's language for every message of the library (``"en"``, ``"pt-BR"``; see
+    ``mha_lib.i18n``); None leaves it as it is (English, unless ``MHA_LANGUAGE`` names another).
+    """
     seed = check_int("seed", seed, minimum=0)
     precision = check_int("precision", precision, minimum=0)
+    if language is not None:
+        set_language("language", language)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - seeds the legacy global generator that older code uses
     torch.manual_seed(seed)
