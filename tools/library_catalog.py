@@ -1,6 +1,6 @@
 """The library's catalogs: extract ``mha_lib``'s messages, merge them into each language's ``.po``, compile ``.mo``.
 
-``python tools/library_catalog.py`` (``make library-catalog``) reads every ``_("...")`` and
+``python tools/library_catalog.py`` reads every ``_("...")`` and
 ``ngettext("...", "...", n)`` of the package with ``ast`` (only string literals count: a message is a whole
 template, never an f-string), then, for each ``mha_lib/locale/<gettext>/LC_MESSAGES/mha_lib.po``:
 
