@@ -52,7 +52,7 @@ def _catalog_folders() -> dict[str, str]:
     locale = files("mha_lib").joinpath("locale")
     if locale.is_dir():
         for folder in locale.iterdir():
-            if folder.joinpath("LC_MESSAGES", f"{DOMAIN}.mo").is_file():
+            if folder.joinpath("LC_MESSAGES").joinpath(f"{DOMAIN}.mo").is_file():
                 found[_edition_code(folder.name)] = folder.name
     return dict(sorted(found.items()))
 
@@ -79,8 +79,8 @@ def _translations(code: str) -> gettext.NullTranslations:
     if code == SOURCE_LANGUAGE:
         return gettext.NullTranslations()
     folder = _catalog_folders()[code]
-    data = files("mha_lib").joinpath("locale", folder, "LC_MESSAGES", f"{DOMAIN}.mo").read_bytes()
-    return gettext.GNUTranslations(io.BytesIO(data))
+    mo = files("mha_lib").joinpath("locale").joinpath(folder).joinpath("LC_MESSAGES").joinpath(f"{DOMAIN}.mo")
+    return gettext.GNUTranslations(io.BytesIO(mo.read_bytes()))
 
 
 def _from_environment() -> str:

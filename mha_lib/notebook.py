@@ -99,7 +99,7 @@ def diagram_path(name: str, language: str | None = None) -> Traversable | Path:
     drawings, falls back to the English ``images/<name>.png``.
     """
     code = get_language() if language is None else language
-    translated = _images().joinpath(code, f"{name}.png")
+    translated = _images().joinpath(code).joinpath(f"{name}.png")  # one step at a time: a MultiplexedPath
     return translated if code != "en" and translated.is_file() else _images().joinpath(f"{name}.png")
 
 

@@ -234,3 +234,25 @@ def test_show_diagram_picks_the_languages_picture() -> None:
         assert shown.png == portuguese.read_bytes() != english.read_bytes()
         assert repr(shown) == f"[diagrama {name}: descrição]"
         assert show_diagram(name, "description").png == english.read_bytes()
+
+
+def test_a_wheel_carries_the_catalog_and_the_diagrams_and_speaks_portuguese(tmp_path: Path) -> None:
+    """Built and installed apart from this checkout, mha_lib still speaks Portuguese and draws its diagrams."""
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "wheel"), str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "wheel").glob("mha_lib-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "mha_lib/locale/pt_BR/LC_MESSAGES/mha_lib.mo" in names
+    assert {f"mha_lib/images/pt-BR/{p.name}" for p in (ROOT / "images" / "pt-BR").glob("*.png")} <= names
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(tmp_path / "site"),
+                    str(wheel)], check=True, capture_output=True)
+    code = ("import mha_lib.i18n as i, mha_lib.notebook as n; i.set_language('pt-BR'); "
+            "print(i.__file__); print(i._('hint: {hint}')); print(n.diagram_path('04_mask_polarity').parent.name)")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].startswith(str(tmp_path / "site")), out
+    assert out[1:] == ["dica: {hint}", "pt-BR"]
