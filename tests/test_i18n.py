@@ -30,8 +30,13 @@ def _english_after() -> object:
     set_language(before)
 
 
-def test_the_languages_are_english_and_each_catalog_shipped() -> None:
-    assert i18n.available_languages() == ("en", "pt-BR")
+def test_the_library_speaks_every_edition_of_the_table() -> None:
+    """locale/editions.toml lists the editions; the library has a catalog for each (and for nothing else)."""
+    import tomllib
+
+    table = tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
+    assert set(i18n.available_languages()) == {row["code"] for row in table}
+    assert i18n.available_languages()[0] == "en"
 
 
 def test_english_is_the_default_without_the_environment_variable() -> None:

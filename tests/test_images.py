@@ -36,7 +36,15 @@ def _languages() -> list[str]:
     return words.languages()
 
 
-EDITIONS = ["pt-BR"]  # the languages the diagrams are drawn in besides English (a new edition adds its code)
+def _editions() -> list[str]:
+    """The editions of locale/editions.toml other than English: the diagrams are drawn in each of them."""
+    import tomllib
+
+    return [row["code"] for row in tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
+            if row["code"] != "en"]
+
+
+EDITIONS = _editions()
 
 
 @cache
