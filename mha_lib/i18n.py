@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
-           "language", "ngettext", "set_language"]
+__all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "N_", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
+           "key_name", "language", "ngettext", "set_language"]
 
 DOMAIN = "mha_lib"
 """gettext's domain: the catalogs are ``mha_lib/locale/<gettext>/LC_MESSAGES/mha_lib.po`` and ``.mo``."""
@@ -139,3 +139,17 @@ def _(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """``singular`` or ``plural`` as ``n`` asks, in the current language (whose catalog knows its plural rule)."""
     return _translations(_current).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 - gettext's name for a marker
+    """``message`` itself, marked for the catalog: a data key (a table's column name) that stays English as data.
+
+    Code indexes such a key (``scores["previous token"]``), so it never changes; a figure that shows it as a word
+    (a title, a tick label) asks ``key_name(key)`` for it in the current language.
+    """
+    return message
+
+
+def key_name(key: object) -> str:
+    """``str(key)`` as a word in the current language: its translation when it was marked with ``N_``, else itself."""
+    return _translations(_current).gettext(str(key))

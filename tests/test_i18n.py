@@ -261,3 +261,19 @@ def test_a_wheel_carries_the_catalog_and_the_diagrams_and_speaks_portuguese(tmp_
                          check=True).stdout.splitlines()
     assert out[0].startswith(str(tmp_path / "site")), out
     assert out[1:] == ["dica: {hint}", "pt-BR"]
+
+
+def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> None:
+    """``scores["previous token"]`` works in every language; the figure of the table names it in Portuguese."""
+    import pandas as pd
+
+    from mha_lib.i18n import key_name
+    from mha_lib.plots import plot_head_table
+
+    table = pd.DataFrame({"previous token": [0.9, 0.1], "induction": [0.2, 0.8]},
+                         index=pd.MultiIndex.from_tuples([(0, 0), (0, 1)]))
+    with language("pt-BR"):
+        assert key_name("previous token") == "token anterior" and key_name("L0H1") == "L0H1"
+        ticks = [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()]
+    assert ticks == ["token anterior", "indução"]
+    assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
