@@ -277,3 +277,22 @@ def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> 
         ticks = [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()]
     assert ticks == ["token anterior", "indução"]
     assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
+
+
+@pytest.mark.parametrize("catalog", [PO, ROOT / "locale" / "pt_BR" / "images.po"], ids=["mha_lib.po", "images.po"])
+def test_the_library_and_the_diagrams_follow_the_glossary(catalog: Path) -> None:
+    """No form that locale/pt_BR/GLOSSARY.md's "Evitar" column lists, in a message or a diagram's words."""
+    lines = (ROOT / "locale" / "pt_BR" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    header = next(line for line in lines if line.startswith("| Inglês"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+    avoided = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        listed = line.startswith("|") and len(cells) > column and cells[0] != "Inglês"
+        if listed and not set(cells[column]) <= set("- "):
+            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+    assert avoided
+    po = polib.pofile(str(catalog))
+    words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
+    found = [t for t in avoided if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    assert not found, f"{catalog.name}: the glossary says to avoid {found}"
