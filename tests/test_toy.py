@@ -150,6 +150,29 @@ def test_train_is_deterministic_and_restores_the_thread_count() -> None:
     assert not runs[0].equals(other)
 
 
+def test_train_stops_early_with_the_full_runs_first_steps() -> None:
+    """stop_below ends the run once `patience` training batches in a row score under it; the optimizer and the
+    batch stream are those of the full run, so the early stop gives the full run's first steps, weights included."""
+    task = functools.partial(toy.reverse_task, length=10, vocab_size=12)
+    model = _model(num_layers=1, causal=False)
+    full_model = _model(num_layers=1, causal=False)
+    full = toy.train(full_model, task, steps=60, batch_size=16, lr=1e-2, seed=3, progress=False)
+    threshold = float(full["scored loss"].iloc[:40].max())  # every batch from the start is under it ...
+    early = toy.train(model, task, steps=60, batch_size=16, lr=1e-2, seed=3, progress=False,
+                      stop_below=threshold + 1e-6, patience=5)
+    assert len(early) == 5 and list(early.index) == list(range(5))  # ... so it stops after `patience` steps
+    pd.testing.assert_frame_equal(early, full.iloc[:5], check_exact=True)
+    again = _model(num_layers=1, causal=False)
+    toy.train(again, task, steps=5, batch_size=16, lr=1e-2, seed=3, progress=False)
+    for a, b in zip(model.parameters(), again.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    never = toy.train(_model(num_layers=1, causal=False), task, steps=8, batch_size=16, seed=3, progress=False,
+                      stop_below=1e-9)
+    assert len(never) == 8
+    with pytest.raises(ValueError, match="stop_below"):
+        toy.train(_model(), task, steps=2, progress=False, stop_below=0.0)
+
+
 def test_train_lowers_the_loss_and_task_loss_matches_cross_entropy() -> None:
     model = _model(num_layers=1, causal=False)
     task = functools.partial(toy.reverse_task, length=10, vocab_size=12)

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from mha_lib._validate import _got, check_int
+from mha_lib._validate import _got, check_int, check_number
 from mha_lib.toy.model import TinyTransformer, _on_model
 from mha_lib.toy.tasks import TaskBatch, TaskFn
 
@@ -63,6 +63,8 @@ def train(
     threads: int | None = 1,
     progress: bool | None = None,
     desc: str = "training",
+    stop_below: float | None = None,
+    patience: int = 20,
 ) -> pd.DataFrame:
     """Train ``model`` with AdamW on fresh batches ``task(batch_size, generator=g)``; returns the loss history.
 
@@ -70,10 +72,15 @@ def train(
     ``scored loss`` (on ``batch.scored`` positions, e.g. repeated tokens). Batches are drawn on the CPU
     and moved to the model's device. The same seed, model initialisation and ``threads`` give the same
     history on a CPU; ``threads`` is restored afterwards. ``progress``: see ``_progress_bar`` (None: a bar
-    only in an interactive terminal; True: a widget in Jupyter).
+    only in an interactive terminal; True: a widget in Jupyter). ``stop_below``: stop early, after the first step at
+    which the scored loss of each of the last ``patience`` training batches was below it (at most ``steps`` steps);
+    the optimizer and the batch stream are those of the full run, so an early stop gives the full run's first steps.
     """
     check_int("steps", steps)
     check_int("batch_size", batch_size)
+    check_int("patience", patience)
+    if stop_below is not None:
+        check_number("stop_below", stop_below, positive=True)
     if not isinstance(model, TinyTransformer):
         raise TypeError(f"model must be a TinyTransformer, got {_got(model)}")
     previous_threads = torch.get_num_threads()
@@ -98,11 +105,14 @@ def train(
                 history.append((loss.item(), losses.detach()[batch.scored].mean().item()))
                 if step % 50 == 0:
                     bar.set_postfix(loss=f"{history[-1][0]:.3f}")
+                if stop_below is not None and step + 1 >= patience and all(
+                        scored < stop_below for _, scored in history[-patience:]):
+                    break
             bar.close()
             model.eval()
     finally:
         torch.set_num_threads(previous_threads)
-    return pd.DataFrame(history, columns=["loss", "scored loss"], index=pd.RangeIndex(steps, name="step"))
+    return pd.DataFrame(history, columns=["loss", "scored loss"], index=pd.RangeIndex(len(history), name="step"))
 
 
 def uniform_loss(vocab_size: int) -> float:
