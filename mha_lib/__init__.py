@@ -3,6 +3,7 @@
 mha_lib/README.md maps its modules, layer by layer; a module imports only from the layers below its own.
 """
 
+from mha_lib._validate import set_value_checks, value_checks
 from mha_lib.attention import (
     AdditiveAttention,
     causal_mask,
@@ -37,9 +38,11 @@ __all__ = [
     "merge_heads",
     "on_head",
     "scaled_dot_product_attention",
+    "set_value_checks",
     "split_heads",
     "tiled_attention",
     "transpose_output",
     "transpose_qkv",
     "valid_lens_mask",
+    "value_checks",
 ]

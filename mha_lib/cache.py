@@ -87,6 +87,7 @@ class KVCache:
         self.values: Tensor | None = None  # (B, h_kv, T_kept, d_head)
         self._positions: Tensor | None = None  # (T_kept,) int64; None while every token seen is kept (no window)
         self.offset = 0  # tokens seen so far: the position of the next token
+        self._in_sequence = True  # every token came as the next one (no positions given): what is kept is known
         self._layer: weakref.ReferenceType[nn.Module] | None = None
 
     @property
@@ -146,6 +147,7 @@ class KVCache:
         ``positions`` None: the new tokens are the next ones, ``offset ..``; then, without a window, no positions are
         made (every token is kept, so they are ``0 .. offset - 1``) and None comes back in their place.
         """
+        self._in_sequence = self._in_sequence and positions is None
         in_order = window is None and positions is None and self._positions is None  # every token kept, in order
         earlier = None if in_order else self.positions  # (T_kept,) before this call
         start, self.offset = self.offset, self.offset + keys.shape[2]
@@ -164,6 +166,24 @@ class KVCache:
         if window is None:  # every token stays
             self.keys, self.values, self._positions = keys, values, positions
         else:  # the next query, at position offset, sees offset - window + 1 .. offset, and the sinks
-            keep = (positions > self.offset - window) | (positions < sink)
-            self.keys, self.values, self._positions = keys[:, :, keep], values[:, :, keep], positions[keep]
+            self.keys, self.values, self._positions = self._keep(keys, values, positions, window, sink)
         return keys, values, positions
+
+    def _keep(self, keys: Tensor, values: Tensor, positions: Tensor, window: int, sink: int
+              ) -> tuple[Tensor, Tensor, Tensor]:
+        """What a window keeps of ``(B, h_kv, T, d_head)`` keys and values at ``positions`` ``(T,)``.
+
+        A key stays if ``position > offset - window`` or ``position < sink``. When every token came in order, the
+        kept positions are known without reading them: the first ``min(sink, offset)`` and the last
+        ``min(window - 1, offset)``, so two slices keep them (a boolean index would read the positions on the host,
+        and on a GPU wait for it at every step).
+        """
+        if not self._in_sequence:  # positions given by the caller: select by value
+            keep = (positions > self.offset - window) | (positions < sink)
+            return keys[:, :, keep], values[:, :, keep], positions[keep]
+        total, first, last = positions.shape[0], min(sink, self.offset), min(window - 1, self.offset)
+        if first + last >= total:
+            return keys, values, positions
+        parts = [slice(0, first), slice(total - last, total)] if first else [slice(total - last, total)]
+        return (torch.cat([keys[:, :, s] for s in parts], dim=2), torch.cat([values[:, :, s] for s in parts], dim=2),
+                torch.cat([positions[s] for s in parts]))

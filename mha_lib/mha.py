@@ -16,6 +16,8 @@ Bad input gets a ``TypeError`` (wrong type or dtype) or a ``ValueError`` (wrong 
 the argument, what was expected and what came. **NaN and inf** in ``queries``, ``keys`` or ``values`` raise a
 ``ValueError`` that names the argument and counts them: a non-finite input would reach every query that attends
 to it and, silently, every table and figure downstream. (Inside a model this usually means training diverged.)
+It reads values, so by default only in CPU memory: on a GPU the host would wait for the device at every call
+(``mha_lib.set_value_checks``). ``forward`` reads no other value on the host (``tests/test_host_reads.py``).
 Devices: ``queries``, ``keys`` and ``values`` must be on the weights' device (a ``ValueError`` names both); masks
 follow the inputs (``valid_lens`` and ``head_gates`` are moved to their device).
 
@@ -46,6 +48,7 @@ from mha_lib._validate import (
     check_probability,
     check_same_device,
     check_tensor,
+    reads_values,
 )
 from mha_lib.attention import build_mask, check_has_tokens
 from mha_lib.cache import KVCache, _window_mask
@@ -393,4 +396,5 @@ class MultiHeadAttention(nn.Module):
                 f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}: convert it with"
                 f" {name}.to({weight.dtype}) or the layer with layer.to({x.dtype})"
             )
-        check_finite(name, x)
+        if reads_values(x):  # on a GPU, reading values would make the host wait for it (set_value_checks)
+            check_finite(name, x)
