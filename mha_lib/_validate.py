@@ -47,6 +47,18 @@ def check_int(name: str, value: object, *, minimum: int | None = 1) -> int:
     return int(value)
 
 
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` if it is True or False (NumPy's bool too); anything else is refused, never read as truthy.
+
+    ``causal="no"`` would otherwise build a causal layer (a non-empty str is true), and ``qkv_bias="False"`` biases.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    hint = f": write {name}={value.strip().capitalize()}" if isinstance(value, str) and value.strip().lower() in (
+        "true", "false") else ""
+    raise TypeError(f"{name} must be True or False, got {_got(value)}{hint}")
+
+
 def check_index(name: str, value: object, size: int, *, what: str = "") -> int:
     """Return ``value`` if it is an int in ``[0, size)``; ``what`` says what is counted, e.g. ``" (2 heads)"``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):

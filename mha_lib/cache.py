@@ -16,7 +16,7 @@ from __future__ import annotations
 import weakref
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from mha_lib._validate import _got, _shape, check_int
 
@@ -88,7 +88,7 @@ class KVCache:
         self._positions: Tensor | None = None  # (T_kept,) int64; None while every token seen is kept (no window)
         self.offset = 0  # tokens seen so far: the position of the next token
         self._in_sequence = True  # every token came as the next one (no positions given): what is kept is known
-        self._layer: weakref.ReferenceType[nn.Module] | None = None
+        self._layer: weakref.ReferenceType[object] | None = None
 
     @property
     def positions(self) -> Tensor | None:
@@ -118,7 +118,7 @@ class KVCache:
             return 0
         return self.keys.numel() * self.keys.element_size() + self.values.numel() * self.values.element_size()
 
-    def check(self, layer: nn.Module, batch_size: int) -> int:
+    def check(self, layer: object, batch_size: int) -> int:
         """Refuse a cache of another layer or another batch size; return ``offset``, the next token's position."""
         owner = None if self._layer is None else self._layer()
         if self._layer is not None and owner is not layer:
@@ -129,7 +129,7 @@ class KVCache:
                              " start a new KVCache() for a new batch")
         return self.offset
 
-    def update(self, layer: nn.Module, keys: Tensor, values: Tensor, positions: Tensor, *,
+    def update(self, layer: object, keys: Tensor, values: Tensor, positions: Tensor, *,
                window: int | None = None, sink: int = 0) -> tuple[Tensor, Tensor, Tensor]:
         """Append the new ``(B, h_kv, T_new, d_head)`` keys and values; return everything the new queries read.
 
@@ -140,7 +140,7 @@ class KVCache:
         keys, values, positions = self._append(layer, keys, values, window, sink, positions)
         return keys, values, positions
 
-    def _append(self, layer: nn.Module, keys: Tensor, values: Tensor, window: int | None, sink: int,
+    def _append(self, layer: object, keys: Tensor, values: Tensor, window: int | None, sink: int,
                 positions: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
         """``update`` without the check, for a layer that called ``check`` at its door.
 
