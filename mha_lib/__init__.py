@@ -15,6 +15,7 @@ from mha_lib.attention import (
 from mha_lib.cache import KVCache, causal_window_mask, kv_cache_bytes_per_token
 from mha_lib.heads import head_index, head_label, merge_heads, split_heads, transpose_output, transpose_qkv
 from mha_lib.hooks import HeadHook, gate_heads, on_head
+from mha_lib.kernels import ATTENTION_FUNCTIONS, register_attention_function
 from mha_lib.mha import MultiHeadAttention
 from mha_lib.trace import AttentionTrace
 
@@ -23,6 +24,7 @@ from mha_lib.trace import AttentionTrace
 __version__ = "2026.1"
 
 __all__ = [
+    "ATTENTION_FUNCTIONS",
     "AdditiveAttention",
     "AttentionTrace",
     "HeadHook",
@@ -37,6 +39,7 @@ __all__ = [
     "masked_softmax",
     "merge_heads",
     "on_head",
+    "register_attention_function",
     "scaled_dot_product_attention",
     "set_value_checks",
     "split_heads",

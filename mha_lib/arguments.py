@@ -26,13 +26,14 @@ from mha_lib._validate import (
     check_number,
     check_probability,
     check_same_device,
+    check_str,
     check_tensor,
     reads_values,
 )
 from mha_lib.attention import check_has_tokens
 from mha_lib.cache import KVCache
 
-__all__ = ["LayerOptions", "check_options", "check_inputs", "check_gates", "check_head_hook"]
+__all__ = ["LayerOptions", "check_gates", "check_head_hook", "check_inputs", "check_kernel_output", "check_options"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class LayerOptions:
     window: int | None
     sink: int
     sink_logit: bool
+    alibi: bool
+    attn_implementation: str
     device: torch.device | None
 
     @property
@@ -62,7 +65,8 @@ class LayerOptions:
 
 def check_options(d_in: object, d_out: object, context_length: object, dropout: object, num_heads: object,
                   qkv_bias: object, *, causal: object, kv_dim: object, num_kv_heads: object, rope_base: object,
-                  window: object, sink: object, sink_logit: object, device: object) -> LayerOptions:
+                  window: object, sink: object, sink_logit: object, alibi: object, attn_implementation: object,
+                  device: object) -> LayerOptions:
     """``MultiHeadAttention``'s arguments as ``LayerOptions``; a ``TypeError`` or ``ValueError`` naming the bad one."""
     d_in, d_out, num_heads = check_int("d_in", d_in), check_int("d_out", d_out), check_int("num_heads", num_heads)
     context_length = None if context_length is None else check_int("context_length", context_length)
@@ -93,10 +97,19 @@ def check_options(d_in: object, d_out: object, context_length: object, dropout: 
     if sink and window is None:
         raise ValueError(f"sink={sink} keeps the first tokens visible outside a window, but window is None:"
                          " pass a window too, or sink=0")
+    sink_logit, alibi = check_bool("sink_logit", sink_logit), check_bool("alibi", alibi)
+    if alibi and rope_base is not None:
+        raise ValueError(f"alibi=True and rope_base={rope_base:g} are two ways to give positions: choose one")
+    if attn_implementation is None:
+        attn_implementation = "eager_sink" if sink_logit else "sdpa"
+    attn_implementation = check_str("attn_implementation", attn_implementation)  # the layer looks it up
+    if sink_logit and attn_implementation in ("eager", "sdpa"):
+        raise ValueError(f"sink_logit=True needs a kernel with a sink column, attn_implementation='eager_sink'"
+                         f" (the default with a sink), got {attn_implementation!r}")
     return LayerOptions(d_in=d_in, d_out=d_out, context_length=context_length,
                         dropout=check_probability("dropout", dropout), num_heads=num_heads, qkv_bias=qkv_bias,
                         causal=causal, kv_dim=kv_dim, num_kv_heads=num_kv_heads, rope_base=rope_base, window=window,
-                        sink=sink, sink_logit=check_bool("sink_logit", sink_logit),
+                        sink=sink, sink_logit=sink_logit, alibi=alibi, attn_implementation=attn_implementation,
                         device=check_device("device", device))
 
 
@@ -108,6 +121,7 @@ class Layer(Protocol):
     num_heads: int
     causal: bool
     window: int | None
+    alibi: bool
     context_length: int | None
     out_proj: nn.Linear
 
@@ -131,9 +145,10 @@ def check_inputs(layer: Layer, queries: object, keys: object, values: object, va
             raise ValueError("valid_lens cannot be combined with kv_cache: a cache holds whole sequences"
                              " (decode sequences of equal length together, or one at a time)")
         start = kv_cache.check(layer, queries.shape[0])
-    if layer.window is not None and (keys is not None or values is not None):
-        raise ValueError(f"window={layer.window} works with self-attention only, mha(x): a window is measured"
-                         " between positions of one sequence")
+    if (layer.window is not None or layer.alibi) and (keys is not None or values is not None):
+        option = f"window={layer.window}" if layer.window is not None else "alibi=True"
+        raise ValueError(f"{option} works with self-attention only, mha(x): it is measured between positions of"
+                         " one sequence")
     if isinstance(keys, Tensor) and values is None and not keys.is_floating_point():
         raise TypeError(
             f"keys must be a floating-point tensor (batch, keys, kv_dim), got integers of shape {_shape(keys)}:"
@@ -217,3 +232,14 @@ def check_head_hook(name: str, fn: object) -> None:
     """A head hook must be callable: ``fn(context (B, h, Tq, d_head)) -> context or None``."""
     if not callable(fn):
         raise TypeError(f"{name} must be a function of the head outputs (B, h, Tq, d_head), got {_got(fn)}")
+
+
+def check_kernel_output(name: str, result: object, q: Tensor) -> Tensor:
+    """A registered attention function's ``(context, weights)``: ``context`` must have the queries' shape."""
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], Tensor)):
+        raise TypeError(f"the attention function {name!r} must return (context, weights) with context a tensor"
+                        f" {_shape(q)} (weights may be None), got {_got(result)}")
+    if result[0].shape != q.shape:
+        raise ValueError(f"the attention function {name!r} returned a context of shape {_shape(result[0])}, expected"
+                         f" {_shape(q)} (batch, heads, queries, d_head)")
+    return result[0]

@@ -37,16 +37,19 @@ import torch
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
-from mha_lib.arguments import check_gates, check_head_hook, check_inputs, check_options
+from mha_lib._validate import check_bool
+from mha_lib.arguments import check_gates, check_head_hook, check_inputs, check_kernel_output, check_options
 from mha_lib.attention import build_mask
 from mha_lib.cache import KVCache, _window_mask
 from mha_lib.heads import _merge_heads, _split_heads
 from mha_lib.hooks import HeadHook, gate_heads, on_head, run_head_hooks
 from mha_lib.kernels import ATTENTION_FUNCTIONS
-from mha_lib.positional import _rotate_pair
+from mha_lib.positional import _alibi_bias, _rotate_pair, alibi_slopes
 from mha_lib.trace import AttentionTrace
 
 __all__ = ["AttentionTrace", "HeadHook", "MultiHeadAttention", "gate_heads", "on_head"]
+
+_BUILT_IN = ("sdpa", "eager", "eager_sink")  # their output is trusted; a user's function's is checked
 
 
 def _positions(q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, *, cached: bool) -> tuple[Tensor, Tensor]:
@@ -73,7 +76,11 @@ class MultiHeadAttention(nn.Module):
 
     ``forward`` calls PyTorch's fused kernel (``F.scaled_dot_product_attention``, ``kernels.sdpa_attention``) and
     never stores the ``(Tq, Tk)`` weight table; ``trace`` runs the explicit softmax (``kernels.eager_attention``) and
-    returns every intermediate. Set ``fused = False`` to make ``forward`` use the explicit kernel as well.
+    returns every intermediate. ``attn_implementation`` names the kernel ``forward`` calls, from the registry
+    ``mha_lib.kernels.ATTENTION_FUNCTIONS`` (as in Hugging Face): ``"sdpa"`` (the default), ``"eager"`` (the
+    explicit softmax), ``"eager_sink"`` (the default with ``sink_logit``), or a function of your own added with
+    ``mha_lib.register_attention_function(name, fn)``; it may be changed later, ``layer.attn_implementation =
+    "eager"``. ``fused = False`` is the same as ``"eager"``. ``trace`` always runs the explicit kernel.
 
     Options of modern decoders (keyword-only; the defaults are the layer above):
 
@@ -85,7 +92,12 @@ class MultiHeadAttention(nn.Module):
       visible to every later query as well.
     - ``sink_logit``: a learned logit per head, ``sink_logit`` ``(h,)``, appended as one more softmax column that
       takes weight and gives no value (gpt-oss). Runs the explicit softmax (the fused kernel has no such column).
+    - ``alibi``: no position in the embeddings; instead each head ``h`` adds ``-m_h (i - j)`` to the score of query
+      ``i`` for key ``j``, with the slopes ``m_h`` of Press, Smith and Lewis (2022, ``positional.alibi_slopes``; kept
+      in the buffer ``alibi_slopes``). Self-attention only; ``|i - j|`` when ``causal=False``.
     """
+
+    alibi_slopes: Tensor | None  # (h,) ALiBi's slopes, a buffer (not saved in the state dict); None without ALiBi
 
     def __init__(
         self,
@@ -103,19 +115,22 @@ class MultiHeadAttention(nn.Module):
         window: int | None = None,
         sink: int = 0,
         sink_logit: bool = False,
+        alibi: bool = False,
+        attn_implementation: str | None = None,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
         o = check_options(d_in, d_out, context_length, dropout, num_heads, qkv_bias, causal=causal, kv_dim=kv_dim,
                           num_kv_heads=num_kv_heads, rope_base=rope_base, window=window, sink=sink,
-                          sink_logit=sink_logit, device=device)  # mha_lib.arguments: every argument checked
+                          sink_logit=sink_logit, alibi=alibi, attn_implementation=attn_implementation,
+                          device=device)  # mha_lib.arguments: every argument checked
+        ATTENTION_FUNCTIONS.lookup(o.attn_implementation)  # a registered kernel, or a ValueError listing them
         self.d_in, self.d_out, self.kv_dim = o.d_in, o.d_out, o.kv_dim
         self.num_heads, self.num_kv_heads, self.head_dim = o.num_heads, o.num_kv_heads, o.head_dim
         self.queries_per_kv_head = o.num_heads // o.num_kv_heads
         self.context_length, self.causal, self.window, self.sink = o.context_length, o.causal, o.window, o.sink
-        self.rope_base = o.rope_base
-        self.fused = True
+        self.rope_base, self.alibi, self.attn_implementation = o.rope_base, o.alibi, o.attn_implementation
         self._head_hooks: OrderedDict[int, HeadHook] = OrderedDict()
         # Created in this order so that a given seed gives the same weights as the reference code.
         kv_width, device = o.num_kv_heads * o.head_dim, o.device
@@ -126,6 +141,23 @@ class MultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(o.dropout)
         # gpt-oss starts its sinks from a checkpoint; 0 here: the sink counts as one more key of score 0.
         self.sink_logit = nn.Parameter(torch.zeros(o.num_heads, device=device, dtype=dtype)) if o.sink_logit else None
+        slopes = alibi_slopes(o.num_heads).to(device=device, dtype=dtype or torch.get_default_dtype())
+        self.register_buffer("alibi_slopes", slopes if o.alibi else None, persistent=False)  # (h,): follows .to()
+
+    @property
+    def fused(self) -> bool:
+        """Whether ``forward`` calls PyTorch's fused kernel (``attn_implementation == "sdpa"``).
+
+        ``fused = False`` selects the explicit kernel, ``"eager"``, and ``True`` ``"sdpa"`` (with a sink column the
+        kernel stays ``"eager_sink"``, the only one that has it).
+        """
+        return self.attn_implementation == "sdpa"
+
+    @fused.setter
+    def fused(self, value: bool) -> None:
+        value = check_bool("fused", value)
+        if self.sink_logit is None:
+            self.attn_implementation = "sdpa" if value else "eager"
 
     def extra_repr(self) -> str:
         extras = [f"num_kv_heads={self.num_kv_heads}"] if self.num_kv_heads != self.num_heads else []
@@ -133,6 +165,9 @@ class MultiHeadAttention(nn.Module):
         extras += [f"window={self.window}"] if self.window is not None else []
         extras += [f"sink={self.sink}"] if self.sink else []
         extras += ["sink_logit=True"] if self.sink_logit is not None else []
+        extras += ["alibi=True"] if self.alibi else []
+        default = "eager_sink" if self.sink_logit is not None else "sdpa"
+        extras += [f"attn_implementation={self.attn_implementation!r}"] if self.attn_implementation != default else []
         return ", ".join([f"num_heads={self.num_heads}, head_dim={self.head_dim}, causal={self.causal}", *extras])
 
     def register_head_hook(self, fn: HeadHook) -> RemovableHandle:
@@ -169,9 +204,15 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
             k, v, key_pos = kv_cache._append(self, k, v, self.window, self.sink)
         mask, is_causal = self._mask(q, k, start, key_pos, valid_lens, cached=kv_cache is not None)
-        attend = ATTENTION_FUNCTIONS[self._kernel_name(tracing=recorder is not None)]  # "sdpa", "eager", "eager_sink"
-        context, _ = attend(q, k, v, mask, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
-                            sink_logit=self.sink_logit, recorder=recorder)  # (B, h, Tq, d_head)
+        bias = None  # ALiBi: (h, Tq, Tk), -m_h (i - j) added to head h's scores
+        if self.alibi_slopes is not None:
+            bias = _alibi_bias(*_positions(q, k, start, key_pos, cached=kv_cache is not None), self.alibi_slopes,
+                               self.causal)
+        name = self._kernel_name(tracing=recorder is not None)  # "sdpa", "eager", "eager_sink" or a user's
+        result = ATTENTION_FUNCTIONS.lookup(name)(
+            q, k, v, mask, bias=bias, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
+            sink_logit=self.sink_logit, recorder=recorder)
+        context = result[0] if name in _BUILT_IN else check_kernel_output(name, result, q)  # (B, h, Tq, d_head)
         if recorder is not None:  # the kernel recorded the keys and values it read, the scores, mask and weights
             query_pos, key_pos = _positions(q, k, start, key_pos, cached=kv_cache is not None)
             recorder.update(queries=q, head_context=context, kv_keys=k, kv_values=v, query_positions=query_pos,
@@ -210,12 +251,12 @@ class MultiHeadAttention(nn.Module):
     def _kernel_name(self, *, tracing: bool) -> str:
         """The attention function ``forward`` calls (``mha_lib.kernels.ATTENTION_FUNCTIONS``).
 
-        ``"sdpa"``, PyTorch's fused kernel, unless ``fused = False`` or a trace needs the weights (``"eager"``), or
-        the layer has a learned sink column, which the fused kernel lacks (``"eager_sink"``).
+        ``attn_implementation``, unless a trace needs the weights: then the explicit kernel, ``"eager"`` (or
+        ``"eager_sink"`` for a layer with a learned sink column, which the fused kernel lacks).
         """
-        if self.sink_logit is not None:
-            return "eager_sink"
-        return "sdpa" if self.fused and not tracing else "eager"
+        if tracing:
+            return "eager" if self.sink_logit is None else "eager_sink"
+        return self.attn_implementation
 
     def _mask(self, q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, valid_lens: Tensor | None, *,
               cached: bool) -> tuple[Tensor | None, bool]:

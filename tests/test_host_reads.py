@@ -50,6 +50,7 @@ CASES = {
     "plain": {},
     "GQA + RoPE": {"num_kv_heads": 2, "rope_base": 10000.0},
     "window + sink": {"window": 4, "sink": 1},
+    "ALiBi + window": {"alibi": True, "window": 4},
     "non-causal": {"causal": False},
 }
 
