@@ -74,6 +74,7 @@ lab-pt-BR: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -63,6 +63,7 @@ def check_index(name: str, value: object, size: int, *, what: str = "") -> int:
     """Return ``value`` if it is an int in ``[0, size)``; ``what`` says what is counted, e.g. ``" (2 heads)"``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int in [0, {size}){what}, got {_got(value)}{_int_hint(name, value)}")
+    value = int(value)
     if not 0 <= value < size:
         hint = f": count from 0, the last is {size - 1}" if -size <= value < 0 or value == size else ""
         raise ValueError(f"{name} must be in [0, {size}){what}, got {value}{hint}")

@@ -102,7 +102,7 @@ class KVCache:
         self._positions = positions
 
     def __repr__(self) -> str:
-        if self.keys is None:
+        if self.keys is None or self.values is None:
             return "KVCache(empty)"
         return f"KVCache(offset={self.offset}, keys={_shape(self.keys)}, values={_shape(self.values)})"
 
@@ -137,8 +137,9 @@ class KVCache:
         next call: everything, or with a ``window`` the last ``window - 1`` positions and the first ``sink``.
         """
         self.check(layer, keys.shape[0])
-        keys, values, positions = self._append(layer, keys, values, window, sink, positions)
-        return keys, values, positions
+        keys, values, kept = self._append(layer, keys, values, window, sink, positions)
+        assert kept is not None  # positions were given, so they come back (with the earlier ones before them)
+        return keys, values, kept
 
     def _append(self, layer: object, keys: Tensor, values: Tensor, window: int | None, sink: int,
                 positions: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
@@ -151,7 +152,7 @@ class KVCache:
         in_order = window is None and positions is None and self._positions is None  # every token kept, in order
         earlier = None if in_order else self.positions  # (T_kept,) before this call
         start, self.offset = self.offset, self.offset + keys.shape[2]
-        if self.keys is not None:
+        if self.keys is not None and self.values is not None:
             keys = torch.cat([self.keys, keys], dim=2)  # (B, h_kv, T_kept + T_new, d_head)
             values = torch.cat([self.values, values], dim=2)
         if self._layer is None:

@@ -89,7 +89,7 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
         ref.q_proj_weight.copy_(mha.W_query.weight)
         ref.k_proj_weight.copy_(mha.W_key.weight)
         ref.v_proj_weight.copy_(mha.W_value.weight)
-    biases = [lin.bias if lin.bias is not None else torch.zeros_like(mha.out_proj.bias)
+    biases: list[Tensor] = [lin.bias if lin.bias is not None else torch.zeros_like(mha.out_proj.bias)
               for lin in (mha.W_query, mha.W_key, mha.W_value)]
     ref.in_proj_bias.copy_(torch.cat(biases))
     ref.out_proj.weight.copy_(mha.out_proj.weight)

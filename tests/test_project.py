@@ -218,3 +218,10 @@ def test_every_package_of_mha_lib_is_in_the_wheel() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "mha_lib").rglob("__init__.py")}
     assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
+
+
+def test_the_package_ships_its_type_hints() -> None:
+    """PEP 561: mha_lib/py.typed travels in the wheel, so a user's type checker reads mha_lib's hints."""
+    assert (ROOT / "mha_lib" / "py.typed").is_file()
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "py.typed" in package_data["mha_lib"]
