@@ -225,3 +225,14 @@ def test_the_package_ships_its_type_hints() -> None:
     assert (ROOT / "mha_lib" / "py.typed").is_file()
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "py.typed" in package_data["mha_lib"]
+
+
+def test_the_makefile_help_names_every_target_and_phony_only_real_ones() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([A-Za-z][\w%.-]*):(?!=)", makefile, flags=re.MULTILINE))
+    phony = set(re.search(r"^\.PHONY:(.*?)(?<!\\)\n", makefile, flags=re.MULTILINE | re.DOTALL).group(1)
+                .replace("\\\n", " ").split())
+    assert phony <= targets, f".PHONY names targets that do not exist: {sorted(phony - targets)}"
+    helped = set(re.findall(r'@echo "make ([\w.-]+)', makefile))
+    missing = {t for t in targets - {"help"} if t.replace("%", "3.N") not in helped}
+    assert not missing, f"make help does not list: {sorted(missing)}"
