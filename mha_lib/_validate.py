@@ -193,7 +193,7 @@ def value_checks(mode: str) -> Iterator[None]:
 
 def reads_values(x: Tensor) -> bool:
     """Whether the door may read ``x``'s values now: the mode of ``set_value_checks`` and ``x``'s device."""
-    return _value_checks == "always" or (_value_checks == "cpu" and x.device.type == "cpu")
+    return _value_checks == "always" or (_value_checks == "cpu" and x.is_cpu)
 
 
 def check_device(name: str, device: object) -> torch.device | None:

@@ -199,7 +199,8 @@ def _check_input(layer: Layer, name: str, x: object, layout: str, width: int, wi
     check_last_dim(name, x, width, width_name)
     check_has_tokens(name, x, layout)
     weight = layer.out_proj.weight
-    check_same_device(name, x, weight.device, "layer")
+    if x.device != weight.device:
+        check_same_device(name, x, weight.device, "layer")
     if x.dtype != weight.dtype and not _autocast_on(x.device.type):
         raise TypeError(
             f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}: convert it with"

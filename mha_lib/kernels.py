@@ -145,6 +145,9 @@ class AttentionFunctions(Mapping[str, AttentionFunction]):
 
     def lookup(self, name: object, argument: str = "attn_implementation") -> AttentionFunction:
         """The function registered as ``name``; a ``ValueError`` listing the registered names otherwise."""
+        found = self._functions.get(name) if isinstance(name, str) else None
+        if found is not None:  # the path of every forward: one dict read
+            return found
         name = check_str(argument, name)
         if name not in self._functions:
             raise ValueError(f"{argument} must be a registered attention function, one of"
