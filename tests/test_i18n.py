@@ -1,0 +1,298 @@
+"""The library's language (mha_lib.i18n): the switch, its default, its catalogs, and the package that carries them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+
+from mha_lib import i18n
+from mha_lib.i18n import _, get_language, language, ngettext, set_language
+from mha_lib.notebook import setup
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import library_catalog  # noqa: E402 - tools/ is not a package
+
+PO = ROOT / "mha_lib" / "locale" / "pt_BR" / "LC_MESSAGES" / "mha_lib.po"
+
+
+@pytest.fixture(autouse=True)
+def _english_after() -> object:
+    """Every test leaves the library speaking what it spoke before."""
+    before = get_language()
+    yield
+    set_language(before)
+
+
+def test_the_library_speaks_every_edition_of_the_table() -> None:
+    """locale/editions.toml lists the editions; the library has a catalog for each (and for nothing else)."""
+    import tomllib
+
+    table = tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
+    assert set(i18n.available_languages()) == {row["code"] for row in table}
+    assert i18n.available_languages()[0] == "en"
+
+
+def test_english_is_the_default_without_the_environment_variable() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MHA_LANGUAGE"}
+    code = "from mha_lib.i18n import get_language; print(get_language())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "en"
+
+
+@pytest.mark.parametrize("value", ["pt-BR", "pt_BR"])
+def test_the_environment_variable_sets_the_default(value: str) -> None:
+    code = "from mha_lib.i18n import get_language; print(get_language())"
+    env = {**os.environ, "MHA_LANGUAGE": value}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "pt-BR"
+
+
+def test_an_unknown_environment_language_warns_and_speaks_english() -> None:
+    code = "from mha_lib.i18n import get_language; print(get_language())"
+    env = {**os.environ, "MHA_LANGUAGE": "klingon"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "en"
+    assert "MHA_LANGUAGE must be one of the library's languages (en, pt-BR), got 'klingon'" in out.stderr
+
+
+@pytest.mark.parametrize("code", ["pt-BR", "pt_BR", "pt-br"])
+def test_set_language_accepts_the_edition_code_and_gettexts_name(code: str) -> None:
+    set_language(code)
+    assert get_language() == "pt-BR"
+    set_language("en")
+    assert get_language() == "en"
+
+
+@pytest.mark.parametrize("code", ["fr", "pt", "", 3, None])
+def test_a_language_without_a_catalog_is_refused_by_name(code: object) -> None:
+    with pytest.raises(ValueError, match=r"^code must be one of the library's languages \(en, pt-BR\), got "):
+        set_language(code)  # type: ignore[arg-type]
+    if code is not None:  # setup(language=None) leaves the language as it is
+        with pytest.raises(ValueError, match=r"^language must be one of the library's languages \(en, pt-BR\)"):
+            setup(language=code)  # type: ignore[arg-type]
+
+
+def test_setup_sets_the_language_and_none_leaves_it() -> None:
+    setup(seed=42, language="pt-BR")
+    assert get_language() == "pt-BR"
+    setup(seed=42)
+    assert get_language() == "pt-BR"
+    setup(seed=42, language="en")
+    assert get_language() == "en"
+
+
+def test_the_context_manager_restores_the_language_even_on_an_error() -> None:
+    set_language("en")
+    with language("pt-BR"):
+        assert get_language() == "pt-BR"
+    assert get_language() == "en"
+    with pytest.raises(RuntimeError), language("pt-BR"):
+        raise RuntimeError
+    assert get_language() == "en"
+
+
+def test_english_returns_the_message_itself_and_an_unknown_message_stays_english() -> None:
+    set_language("en")
+    assert _("a message no catalog has") == "a message no catalog has"
+    assert ngettext("{n} case", "{n} cases", 1) == "{n} case"
+    assert ngettext("{n} case", "{n} cases", 2) == "{n} cases"
+    with language("pt-BR"):
+        assert _("a message no catalog has") == "a message no catalog has"
+
+
+# ------------------------------------------------------------------------------------------------ the catalogs
+
+
+def test_every_message_of_the_library_is_translated_and_the_mo_is_compiled() -> None:
+    """A new or changed English message without a Portuguese translation fails, as a changed markdown cell does."""
+    messages = library_catalog.extract()
+    found = [p for path in library_catalog.catalogs() for p in library_catalog.problems(path, messages)]
+    assert not found, "\n".join(found[:20]) + "\nrun python tools/library_catalog.py and translate the new entries"
+
+
+def test_the_catalogs_are_the_languages() -> None:
+    assert [p.relative_to(ROOT).as_posix() for p in library_catalog.catalogs()] == [PO.relative_to(ROOT).as_posix()]
+    assert polib.pofile(str(PO)).metadata["Language"] == "pt_BR"
+
+
+def test_the_package_data_carries_the_compiled_catalog() -> None:
+    """pyproject's package-data names the .mo, so a wheel (and an installed mha_lib) speaks Portuguese too."""
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mha_lib"]
+    mo = PO.with_suffix(".mo").relative_to(ROOT / "mha_lib")
+    assert any(mo.match(pattern) for pattern in data), f"{mo} is not in pyproject's package-data for mha_lib"
+
+
+# ------------------------------------------------------------------------------------------------ what a learner reads
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_checks import CHECKS, IDS  # noqa: E402 - tests/check_cases' wrong answers, one row per check
+
+from mha_lib.checks import CheckFailed  # noqa: E402
+from mha_lib.checks._core import library_allowed  # noqa: E402
+
+# Words of English prose that no Portuguese sentence holds; code (backticks, names with _ . ( ) [ ] = and the like)
+# is taken out first, and the tensors' names the hints use as code (weights, output, layer, queries, keys) are not
+# listed. What PyTorch or Python said when the learner's code raised stays as it came ("levantou RuntimeError: ...").
+ENGLISH = {"the", "of", "and", "is", "are", "with", "expected", "got", "case", "cases", "fails", "hint",
+           "differ", "first", "index", "your", "function", "raised", "attempted", "yet", "each", "every", "must",
+           "when", "only", "than", "which", "match", "matches", "not", "from", "into", "after", "before", "result",
+           "rows", "largest", "write", "called", "yourself", "it", "this", "that", "by", "or", "an", "at", "on",
+           "to", "one", "difference", "entries", "all"}
+CODE = re.compile(r"`[^`]*`|\S*[_.()\[\]{}=<>@/*+^|&'\"\\-]\S*")
+RAISED = re.compile(r"(levantou \w+): .*")
+
+
+def english_words(text: str) -> set[str]:
+    """The words of ``text`` outside code (and outside an error's own message) that are English prose words."""
+    prose = CODE.sub(" ", RAISED.sub(r"\1", text))
+    return {w for w in re.findall(r"[^\W\d_]+", prose) if w.lower() in ENGLISH}
+
+
+def _failure(check: object, bug: object) -> list[str]:
+    """The verdict of ``check`` on a wrong answer (some wrong answers use the library's own pieces, allowed here)."""
+    with library_allowed(), pytest.raises(CheckFailed) as caught:
+        check(bug)
+    return caught.value._render_traceback_()
+
+
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_wrong_answer_gets_its_verdict_and_hint_in_portuguese(check, correct, bugs, capsys) -> None:
+    for bug, case in bugs:
+        with language("pt-BR"):
+            lines = _failure(check, bug)
+        assert lines[0].startswith(f"✗ {check.__name__}: o caso {case} de "), lines
+        assert any(line.startswith("  dica: ") for line in lines), lines
+        for line in lines:
+            assert not english_words(line), f"English in {line!r}: {english_words(line)}"
+        set_language("en")
+        english = _failure(check, bug)
+        assert english[0].startswith(f"✗ {check.__name__}: case {case} of "), english
+        assert any(line.startswith("  hint: ") for line in english), english
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_tick_and_a_stub_in_portuguese(check, correct, bugs, capsys) -> None:
+    with language("pt-BR"):
+        with library_allowed():
+            check(correct)
+        out = capsys.readouterr().out
+        assert out.startswith(f"✓ {check.__name__}: todos os ") and " casos conferem com " in out
+        assert not english_words(out), out
+        with pytest.raises(CheckFailed) as caught:
+            check(lambda *args, **kwargs: None)
+        assert str(caught.value).startswith(f"… {check.__name__}: ainda não tentado (a função devolveu None).")
+
+
+def test_every_case_name_and_hint_has_its_own_portuguese() -> None:
+    """The catalog translates every check message: none comes out the same as the English (names and codes aside)."""
+    messages = library_catalog.extract()
+    po = {e.msgid: e for e in polib.pofile(str(PO)) if not e.obsolete}
+    checks_messages = [m for m in messages.values() if any(f.startswith("mha_lib/checks/") for f, _ in m.occurrences)]
+    assert len(checks_messages) > 200
+    for message in checks_messages:
+        translated = po[message.msgid].msgstr or po[message.msgid].msgstr_plural[1]
+        assert not english_words(translated), f"{message.msgid!r} -> {translated!r}"
+
+
+def test_figure_text_follows_the_language() -> None:
+    import torch
+
+    from mha_lib import MultiHeadAttention
+    from mha_lib.plots import plot_attention_heads, plot_positional_curves
+    from mha_lib.positional import sinusoidal_table
+
+    layer = MultiHeadAttention(4, 4, None, 0.0, 2, causal=False)
+    trace = layer.trace(torch.randn(1, 3, 4))
+
+    def texts(fig: object) -> set[str]:
+        return {t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()}
+
+    with language("pt-BR"):
+        heads = texts(plot_attention_heads(trace, ["a", "b", "c"]))
+        curves = texts(plot_positional_curves(sinusoidal_table(10, 16)))
+    assert {"cabeça 0", "cabeça 1", "chaves", "consultas"} <= heads and not {"head 0", "keys", "queries"} & heads
+    assert {"linha (posição)", "valor", "col. 6"} <= curves
+    english = texts(plot_attention_heads(trace, ["a", "b", "c"]))
+    assert {"head 0", "head 1", "keys", "queries"} <= english
+
+
+def test_show_diagram_picks_the_languages_picture() -> None:
+    from mha_lib.notebook import diagram_names, diagram_path, show_diagram
+
+    for name in diagram_names():
+        english = diagram_path(name, "en")
+        portuguese = diagram_path(name, "pt-BR")
+        assert english.name == portuguese.name == f"{name}.png"
+        assert portuguese.parent.name == "pt-BR", f"{name}: no Portuguese drawing in images/pt-BR/"
+        with language("pt-BR"):
+            shown = show_diagram(name, "descrição")
+        assert shown.png == portuguese.read_bytes() != english.read_bytes()
+        assert repr(shown) == f"[diagrama {name}: descrição]"
+        assert show_diagram(name, "description").png == english.read_bytes()
+
+
+def test_a_wheel_carries_the_catalog_and_the_diagrams_and_speaks_portuguese(tmp_path: Path) -> None:
+    """Built and installed apart from this checkout, mha_lib still speaks Portuguese and draws its diagrams."""
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "wheel"), str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "wheel").glob("mha_lib-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "mha_lib/locale/pt_BR/LC_MESSAGES/mha_lib.mo" in names
+    assert {f"mha_lib/images/pt-BR/{p.name}" for p in (ROOT / "images" / "pt-BR").glob("*.png")} <= names
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(tmp_path / "site"),
+                    str(wheel)], check=True, capture_output=True)
+    code = ("import mha_lib.i18n as i, mha_lib.notebook as n; i.set_language('pt-BR'); "
+            "print(i.__file__); print(i._('hint: {hint}')); print(n.diagram_path('04_mask_polarity').parent.name)")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].startswith(str(tmp_path / "site")), out
+    assert out[1:] == ["dica: {hint}", "pt-BR"]
+
+
+def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> None:
+    """``scores["previous token"]`` works in every language; the figure of the table names it in Portuguese."""
+    import pandas as pd
+
+    from mha_lib.i18n import key_name
+    from mha_lib.plots import plot_head_table
+
+    table = pd.DataFrame({"previous token": [0.9, 0.1], "induction": [0.2, 0.8]},
+                         index=pd.MultiIndex.from_tuples([(0, 0), (0, 1)]))
+    with language("pt-BR"):
+        assert key_name("previous token") == "token anterior" and key_name("L0H1") == "L0H1"
+        ticks = [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()]
+    assert ticks == ["token anterior", "indução"]
+    assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
+
+
+@pytest.mark.parametrize("catalog", [PO, ROOT / "locale" / "pt_BR" / "images.po"], ids=["mha_lib.po", "images.po"])
+def test_the_library_and_the_diagrams_follow_the_glossary(catalog: Path) -> None:
+    """No form that locale/pt_BR/GLOSSARY.md's "Evitar" column lists, in a message or a diagram's words."""
+    lines = (ROOT / "locale" / "pt_BR" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    header = next(line for line in lines if line.startswith("| Inglês"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+    avoided = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        listed = line.startswith("|") and len(cells) > column and cells[0] != "Inglês"
+        if listed and not set(cells[column]) <= set("- "):
+            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+    assert avoided
+    po = polib.pofile(str(catalog))
+    words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
+    found = [t for t in avoided if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    assert not found, f"{catalog.name}: the glossary says to avoid {found}"
