@@ -51,10 +51,11 @@ def load_d2l() -> types.ModuleType:
 
             return __getattr__
 
+        # PEP 562: a module's own __getattr__, set on the stand-ins at run time (mypy types ModuleType's as a method)
         stub.__getattr__ = _refuse("torchvision.")  # type: ignore[method-assign]
         transforms.__getattr__ = _refuse("torchvision.transforms.")  # type: ignore[method-assign]
         stub.__path__ = []  # a package, so that "from torchvision import transforms" works
-        stub.transforms = transforms  # type: ignore[attr-defined]
+        stub.transforms = transforms  # type: ignore[attr-defined]  # a stand-in package holds its submodule
         sys.modules["torchvision"] = stub
         sys.modules["torchvision.transforms"] = transforms
         try:
