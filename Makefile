@@ -172,5 +172,5 @@ test-lowest:
 	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .hypothesis \
+	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
 		slides node_modules build
