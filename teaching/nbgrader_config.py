@@ -6,15 +6,16 @@ Change `course_id`; keep the stub and the StudentEdition step, which make a rele
 and look like the committed student edition (student/).
 """
 
+import math
 import re
 import sys
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.api import MissingEntry
 from nbgrader.converters import GenerateAssignment
-from nbgrader.plugins import CsvExportPlugin
+from nbgrader.plugins import CsvExportPlugin, LateSubmissionPlugin
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
-from traitlets import Bool, Dict, Unicode
+from traitlets import Bool, Dict, Float, Unicode
 
 c = get_config()  # noqa: F821 - nbgrader defines get_config() when it reads this file
 
@@ -242,3 +243,32 @@ class MarkedCsvExport(CsvExportPlugin):
                              len(waiting))
 
 c.ExportApp.plugin_class = MarkedCsvExport
+
+
+class LatePolicy(LateSubmissionPlugin):
+    """Late work: always recorded; penalised ``per_day`` of its score per started day late, after any extension.
+
+    nbgrader compares a submission's timestamp (``nbgrader collect`` or ``submit`` records it) with the assignment's
+    due date (``tools/nbgrader_course.py COURSE --due NN=DATE``). With ``per_day = 0`` (the default) a late
+    submission is only recorded: formgrader and grades.csv show its timestamp, and the log says how late it is.
+    ``extensions`` moves the due date of one student, for every assignment (``{"12345": 48}``, in hours) or for
+    some (``{"12345": {"04_masks_and_dropout": 48}}``). A platform's zip download carries no timestamps: there
+    the platform says what was late (Canvas names the file ``late``; Moodle shows it), and this policy sees none.
+    """
+
+    per_day = Float(0.0, help="the share of the score deducted per started day late (0.1: 10 % a day)").tag(config=True)
+    extensions = Dict(help="student id -> hours, or student id -> {assignment id: hours}").tag(config=True)
+
+    def late_submission_penalty(self, student_id, score, total_seconds_late):
+        extra = self.extensions.get(student_id, 0)
+        if isinstance(extra, dict):
+            extra = extra.get(getattr(self.parent, "assignment_id", ""), 0)
+        late = total_seconds_late - float(extra) * 3600
+        if late <= 0 or self.per_day <= 0:
+            return 0.0
+        return min(score, score * self.per_day * math.ceil(late / 86400))
+
+
+# c.LatePolicy.per_day = 0.1  # 10 % of the score for each started day late
+# c.LatePolicy.extensions = {"12345": 48}  # two more days for student 12345, every assignment
+c.AssignLatePenalties.plugin_class = LatePolicy
