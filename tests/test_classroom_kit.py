@@ -402,6 +402,26 @@ def test_a_ref_that_is_not_in_the_repository_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "course2").exists()
 
 
+def test_a_ref_whose_notebooks_differ_from_the_checkout_is_flagged_and_own_cases_are_kept(tmp_path: Path) -> None:
+    """The assignments are copied from the checkout: a ref whose notebooks differ gets a warning (check it out
+    first); running the tool again keeps a source notebook the lecturer changed (their own hidden case)."""
+    import nbgrader_course
+
+    _head()
+    first = subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.split()
+    same = subprocess.run(["git", "diff", "--quiet", first[-1], "--", "notebooks", "mha_lib"], cwd=ROOT) if first else None
+    if same is None or same.returncode == 0:
+        pytest.skip("a shallow clone: no older commit with other notebooks")
+    assert "differ from" in (nbgrader_course.check_ref(first[-1]) or ""), "the first commit's notebooks differ"
+    assert nbgrader_course.check_ref(_head()) is None
+    create(tmp_path / "course", NOTEBOOKS[:1])
+    source = tmp_path / "course" / "source" / NOTEBOOKS[0].stem / NOTEBOOKS[0].name
+    source.write_text(source.read_text() + " ")
+    create(tmp_path / "course", NOTEBOOKS[:1])
+    assert source.read_text().endswith(" "), "the lecturer's source/ is kept"
+
+
 def test_outside_a_git_checkout_only_a_release_tag_or_a_hash_is_taken(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path: Path) -> None:
     import nbgrader_course
