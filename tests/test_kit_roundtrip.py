@@ -161,7 +161,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
                 (target / "timestamp.txt").write_text(STAMPS[student])
         _nbgrader(folder, "autograde", path.stem)
     yield folder
-    print("\nnbgrader autograde scores (points / max; written answers not yet marked by hand):")
+    print("\nnbgrader scores (points / max: the checks, and the hand marks the export test set, one full, the rest 0):")
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as book:
         for path in GRADED:
             scores = {s.student_id: s for s in book.assignment_submissions(path.stem)}
