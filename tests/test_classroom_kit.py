@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import slides  # noqa: E402
 import student_edition as student  # noqa: E402
 import sync_notebooks  # noqa: E402
-from nbgrader_course import create  # noqa: E402
+from nbgrader_course import create, parse_dues, roster_rows  # noqa: E402
 from setup_cell import REPOSITORY  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -367,29 +367,225 @@ def test_check_cells_carry_on_in_the_student_copy(path: Path) -> None:
 
 # ----- the course folder, RISE, the slides' assets -----
 
+def _head() -> str:
+    """A commit of this repository (its HEAD, short): a ref the course tool accepts in any clone, tags or not."""
+    done = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        pytest.skip("not a git checkout")
+    return done.stdout.strip()
+
+
 def test_nbgrader_course_folder(tmp_path: Path) -> None:
     ids = create(tmp_path / "course", NOTEBOOKS[:2])
     assert ids == [p.stem for p in NOTEBOOKS[:2]]
     config = (tmp_path / "course" / "nbgrader_config.py").read_text()
     assert config.startswith(student.CONFIG.read_text()) and "c.StudentEdition.teacher_link = False" in config
     assert (tmp_path / "course" / "source" / ids[0] / NOTEBOOKS[0].name).exists()
-    create(tmp_path / "course", NOTEBOOKS[:1], ref="v2027.1")  # run again: one managed block, now with the ref
+    head = _head()
+    create(tmp_path / "course", NOTEBOOKS[:1], ref=head)  # run again: one managed block, now with the ref
     config = (tmp_path / "course" / "nbgrader_config.py").read_text()
-    assert config.count("teacher_link = False") == 1 and "c.StudentEdition.ref = 'v2027.1'" in config
+    assert config.count("teacher_link = False") == 1 and f"c.StudentEdition.ref = {head!r}" in config
     with pytest.raises(ValueError, match="ref must be a git tag or commit"):
         create(tmp_path / "course", NOTEBOOKS[:1], ref="main; rm -rf")
+
+
+def test_a_ref_that_is_not_in_the_repository_is_refused(tmp_path: Path) -> None:
+    """N-W1: `--ref v1999.1` (no such tag) fails, names the argument, and writes no course folder."""
+    import nbgrader_course
+
+    _head()
+    with pytest.raises(ValueError, match=r"--ref 'v1999\.1' is not a tag or commit of this repository"):
+        create(tmp_path / "course", NOTEBOOKS[:1], ref="v1999.1")
+    assert not (tmp_path / "course").exists(), "a refused ref leaves nothing behind"
+    with pytest.raises(SystemExit):
+        nbgrader_course.main([str(tmp_path / "course2"), "00", "--ref", "0123456789abcdef0123"])
+    assert not (tmp_path / "course2").exists()
+
+
+def test_a_ref_whose_notebooks_differ_from_the_checkout_is_flagged_and_own_cases_are_kept(tmp_path: Path) -> None:
+    """The assignments are copied from the checkout: a ref whose notebooks differ gets a warning (check it out
+    first); running the tool again keeps a source notebook the lecturer changed (their own hidden case)."""
+    import nbgrader_course
+
+    _head()
+    first = subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.split()
+    same = first and subprocess.run(["git", "diff", "--quiet", first[-1], "--", "notebooks", "mha_lib"], cwd=ROOT)
+    if not same or same.returncode == 0:
+        pytest.skip("a shallow clone: no older commit with other notebooks")
+    assert "differ from" in (nbgrader_course.check_ref(first[-1]) or ""), "the first commit's notebooks differ"
+    assert nbgrader_course.check_ref(_head()) is None
+    create(tmp_path / "course", NOTEBOOKS[:1])
+    source = tmp_path / "course" / "source" / NOTEBOOKS[0].stem / NOTEBOOKS[0].name
+    source.write_text(source.read_text() + " ")
+    create(tmp_path / "course", NOTEBOOKS[:1])
+    assert source.read_text().endswith(" "), "the lecturer's source/ is kept"
+
+
+def test_outside_a_git_checkout_only_a_release_tag_or_a_hash_is_taken(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    import nbgrader_course
+
+    monkeypatch.setattr(nbgrader_course, "ROOT", tmp_path)  # a downloaded zip: no .git
+    assert "not checked" in nbgrader_course.check_ref("v2026.1")
+    assert "not checked" in nbgrader_course.check_ref("3f2c1ab")
+    with pytest.raises(ValueError, match="not a git checkout, so the ref cannot be checked"):
+        nbgrader_course.check_ref("my-branch")
 
 
 def test_a_pinned_release_opens_and_installs_its_ref(tmp_path: Path) -> None:
     """G4/M8: --ref rewrites the badges and the setup cell's install line; the graded release links no answers."""
     path = NOTEBOOKS[12 if len(NOTEBOOKS) > 12 else -1]
-    create(tmp_path / "course", [path], ref="v2027.1")
+    ref = _head()
+    create(tmp_path / "course", [path], ref=ref)
     copy = student.student_notebook(path, tmp_path / "course" / "nbgrader_config.py")
     head = copy.cells[0].source
-    assert f"github/{REPO}/blob/v2027.1/student/{path.name}" in head and f"gh/{REPO}/v2027.1?labpath=student" in head
+    assert f"github/{REPO}/blob/{ref}/student/{path.name}" in head and f"gh/{REPO}/{ref}?labpath=student" in head
     assert "/blob/main/" not in head and "teacher's edition" not in head.lower()
     setup = next(c for c in copy.cells if c.cell_type == "code")
-    assert f'"mha_lib @ git+{REPOSITORY}@v2027.1"' in setup.source
+    assert f'"mha_lib @ git+{REPOSITORY}@{ref}"' in setup.source
+
+
+def test_a_release_without_badges_and_without_pointers_to_the_answers(tmp_path: Path) -> None:
+    """N-M3: --no-badges drops Colab and Binder (they open the public copy, which links the answers), and a graded
+    release of 00 no longer says where the answers are ("linked at the top": nothing is linked)."""
+    create(tmp_path / "course", NOTEBOOKS[:1], badges=False)
+    copy = student.student_notebook(NOTEBOOKS[0], tmp_path / "course" / "nbgrader_config.py")
+    text = "\n".join(c.source for c in copy.cells)
+    assert "colab.research.google.com" not in text and "mybinder.org" not in text
+    assert copy.cells[0].source.splitlines()[2].startswith("> **Student edition.**"), copy.cells[0].source[:300]
+    assert "linked at the top" not in text and "The edition with the answers" not in text
+    public = "\n".join(c.source for c in _load(STUDENT / NOTEBOOKS[0].name).cells)
+    assert "linked at the top" in public, "the public student copy links the teacher's edition, and says so"
+
+
+def test_student_copies_say_how_a_student_installed() -> None:
+    """N-M4: no student copy says `make lab` installed everything (students install with INSTALL.md)."""
+    for folder, wrong, right in ((STUDENT, "locally `make lab` already did", "INSTALL.md"),
+                                 (ROOT / "pt-BR" / "student", "localmente, `make lab` já fez isso", "INSTALL.md")):
+        for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
+            copy = _load(path)
+            text = " ".join("\n".join(c.source for c in copy.cells).split())
+            assert wrong not in text and "`make lab` has already installed" not in text, path
+            assert "`make lab` já instalou" not in text, path
+            setup = next(c for c in copy.cells if c.cell_type == "code")
+            assert right in setup.source, path
+
+
+def test_validate_shows_every_hint_whole() -> None:
+    """N-M1: c.Validator.width exceeds the longest line any check prints for its known bugs (tests/check_cases),
+    with Validate's indent and its "..." (nbgrader cuts a line at width - 3)."""
+    import contextlib
+    import importlib
+    import io
+
+    from mha_lib.checks import CheckFailed
+    from mha_lib.checks._core import library_allowed
+
+    config = student.course_config()
+    rows = [row for module in sorted((ROOT / "tests" / "check_cases").glob("[a-z]*.py"))
+            for row in importlib.import_module(f"check_cases.{module.stem}").ROWS]
+    longest = ""
+    with library_allowed():
+        for check, _, bugs in rows:
+            for bug, _ in bugs:
+                with contextlib.redirect_stdout(io.StringIO()), pytest.raises(CheckFailed) as caught:
+                    check(bug)
+                longest = max([longest, *caught.value._render_traceback_()], key=len)
+    indent = config.Validator.indent if "indent" in config.Validator else "    "
+    assert len(indent + longest) <= config.Validator.width - 3, (len(longest), longest)
+
+
+def test_the_late_policy() -> None:
+    """G4: late work recorded without a penalty by default; per_day per started day, after an extension."""
+    from traitlets.config import Config
+
+    policy = next(v for k, v in _config_namespace().items() if k == "LatePolicy")
+    day = 86400
+    assert policy().late_submission_penalty("1", 10.0, 3 * day) == 0.0
+    strict = policy(config=Config({"LatePolicy": {"per_day": 0.1, "extensions": {"2": 48, "3": {"03_x": 24}}}}))
+    assert strict.late_submission_penalty("1", 10.0, 1) == pytest.approx(1.0)  # one second: one started day
+    assert strict.late_submission_penalty("1", 10.0, day + 1) == pytest.approx(2.0)
+    assert strict.late_submission_penalty("1", 10.0, 20 * day) == 10.0, "never more than the score"
+    assert strict.late_submission_penalty("2", 10.0, 2 * day) == 0.0, "within the 48 h extension"
+    assert strict.late_submission_penalty("3", 10.0, day) == pytest.approx(1.0), "no parent: not this assignment"
+
+
+def _config_namespace() -> dict:
+    """The names the shipped config defines (its classes), as nbgrader reads it."""
+    import runpy
+
+    from traitlets.config import Config
+
+    return runpy.run_path(str(student.CONFIG), init_globals={"get_config": lambda: Config()})
+
+
+def test_a_roster_from_moodle_and_from_canvas(tmp_path: Path) -> None:
+    """G5: the platforms' exports become nbgrader's roster, ids as in their submissions' file names."""
+    moodle = tmp_path / "worksheet.csv"
+    moodle.write_text("Identifier,Full name,Email address,Status,Grade,Maximum Grade\n"
+                      "Participant 12345,Ada Lovelace,ada@example.org,Submitted for grading,,10.00\n"
+                      "Participant 23456,Grace Brewster Hopper,grace@example.org,No submission,,10.00\n",
+                      encoding="utf-8-sig")
+    assert roster_rows(moodle) == [
+        {"id": "12345", "first_name": "Ada", "last_name": "Lovelace", "email": "ada@example.org",
+         "lms_user_id": "Participant 12345"},
+        {"id": "23456", "first_name": "Grace Brewster", "last_name": "Hopper", "email": "grace@example.org",
+         "lms_user_id": "Participant 23456"}]
+    canvas = tmp_path / "grades.csv"
+    canvas.write_text('Student,ID,SIS User ID,SIS Login ID,Section,Week 2 (4411)\n'
+                      '    Points Possible,,,,,13\n"Lovelace, Ada",12345,s001,ada,A,\n'
+                      '"Student, Test",99999,,,A,\n', encoding="utf-8")
+    assert roster_rows(canvas) == [{"id": "12345", "first_name": "Ada", "last_name": "Lovelace", "email": "",
+                                    "lms_user_id": "s001"}]
+    other = tmp_path / "other.csv"
+    other.write_text("Name,Mark\nAda,3\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a roster this tool reads"):
+        roster_rows(other)
+
+
+def test_a_due_date_needs_its_offset() -> None:
+    assert parse_dues(["03=2027-02-08T09:00+01:00", "04=2027-02-08 09:00Z"]) == [
+        ("03", "2027-02-08T09:00:00+01:00"), ("04", "2027-02-08T09:00:00+00:00")]
+    with pytest.raises(ValueError, match="give the UTC offset"):
+        parse_dues(["03=2027-02-08T09:00"])
+
+
+def test_the_marking_table_and_the_week_files(tmp_path: Path) -> None:
+    """G1: the guide's marking load is counted from the notebooks; each week's file holds every scheme."""
+    import assessment
+    import marking
+
+    assert marking.main(["--check"]) == 0, "run: python tools/marking.py --guide"
+    written = marking.write_weeks(tmp_path)
+    assert [p.name for p in written] == [f"week-{w}.md" for w in assessment.WEEKS] + ["optional-12.md"]
+    hand = sum(assessment.points(p)[1] for p in NOTEBOOKS if p.name[:2] in sum(
+        (n for n, _ in assessment.WEEKS.values()), []))
+    text = "".join(p.read_text(encoding="utf-8") for p in written[:-1])
+    cells = [c for p in NOTEBOOKS if p.name[:2] != "12" for c in _load(p).cells
+             if _grader(c).get("grade") and _grader(c).get("solution")]
+    assert text.count("\n### `") == len(cells) and sum(a["points"] for p in NOTEBOOKS if p.name[:2] != "12"
+                                                         for a in marking.answers(p)) == hand
+    for cell in cells:
+        assert f"`{_grader(cell)['grade_id']}`" in text
+    assert text.count("(no mark scheme)") == 0, "every hand-marked answer has its mark scheme"
+
+
+def test_students_can_be_spared_the_instructor_menus() -> None:
+    """N-M10: INSTALL.md's lines that hide nbgrader's instructor tools name extensions this nbgrader installs (the
+    round trip, `make test-kit`, runs them)."""
+    text = (ROOT / "INSTALL.md").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.startswith("jupyter ") and " disable " in line]
+    assert len(lines) == 5, lines
+    static = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader" / "static"
+    plugins = {m for js in static.glob("*.js") for m in re.findall(r'"(@jupyter/nbgrader:[a-z-]+)"', js.read_text())}
+    listing = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
+    servers = set(json.loads(listing.read_text())["ServerApp"]["jpserver_extensions"])
+    named = {line.split()[-1] for line in lines}
+    assert named == {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                     "@jupyter/nbgrader:course-list", "nbgrader.server_extensions.formgrader",
+                     "nbgrader.server_extensions.course_list"}
+    assert named <= plugins | servers, named - plugins - servers
 
 
 def test_rise_is_enabled_in_the_lab() -> None:

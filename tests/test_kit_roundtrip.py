@@ -12,8 +12,15 @@ of every notebook with a graded exercise:
   right would submit it: every autograded point, with the hidden tests nbgrader puts back. Only for FILLED (03 and
   04, the latter with two check cells): each submission is one more run of the notebook, and CI has 45 minutes.
 
-The written answers are graded by hand: autograde leaves them to the grader (0 when left blank), and a mark set
-through nbgrader's gradebook API, as formgrader sets it, reaches ``nbgrader export``'s grades.csv.
+The course is made as the guide says, with a roster from a learning platform's export (``--roster``, Canvas's
+columns) and a due date for 03 (``--due``); 04's check cell carries the guide's own hidden case ("Your own hidden
+case"). 03's untouched submission comes a day after the due date (its ``timestamp.txt``, as ``nbgrader collect``
+writes it) and must be seen as late; the filled one, before it, must not.
+
+The written answers are graded by hand: autograde leaves them to the grader (0 when left blank). ``nbgrader export``
+refuses while any waits for its mark; a mark set through nbgrader's gradebook API, as formgrader sets it, reaches a
+provisional export, and once every answer is marked the export carries the roster's ids and names.
+``nbgrader generate_feedback`` must not show a hidden test: neither the strict checks nor the lecturer's case.
 
 ``nbgrader validate`` (the Validate button) runs on three submissions of VALIDATED (03): untouched and wrong must
 fail, right (the filled release) must pass. ``MHA_KIT_ONLY="03 12"`` limits the whole test to those notebooks.
@@ -28,6 +35,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 
 import nbformat
@@ -41,7 +49,7 @@ from nbgrader.api import Gradebook  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import student_edition  # noqa: E402
-from nbgrader_course import create, graded  # noqa: E402
+from nbgrader_course import create, due_dates, graded, import_roster  # noqa: E402
 
 ONLY = os.environ.get("MHA_KIT_ONLY", "").split()
 NOTEBOOKS = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if not ONLY or p.name[:2] in ONLY]
@@ -51,6 +59,15 @@ VALIDATED = [p for p in GRADED if p.name.startswith("03_")] or GRADED[:1]
 FILLED = [p for p in GRADED if p.name[:2] in ("03", "04")] or GRADED[:1]
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 SUBMISSIONS = ("teacher", "untouched", "filled")
+DUE = "2027-02-08T09:00+00:00"  # 03's due date; the untouched submission comes a day later, the filled one before
+STAMPS = {"untouched": "2027-02-09 09:00:00+00:00", "filled": "2027-02-07 18:00:00+00:00"}
+# A learning platform's roster (Canvas's gradebook export), whose ids are the submissions' student ids.
+ROSTER = ('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n'
+          '"Edition, Teacher",teacher,s100,teacher,A\n"Release, Untouched",untouched,s101,untouched,A\n'
+          '"Answers, Filled",filled,s102,filled,A\n"Student, Test",test,,,A\n')
+GUIDE = (ROOT / "teaching" / "README.md").read_text(encoding="utf-8")
+# The guide's worked example of a lecturer's own hidden case (for 04's masked_softmax check).
+OWN_CASE = re.search(r"```python\n(.*?)```", GUIDE.split("### Your own hidden case")[1], re.S).group(1)
 
 
 def _grader(cell: nbformat.NotebookNode) -> dict:
@@ -73,10 +90,27 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
+def _run(course: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*NBGRADER, *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=1200)
+
+
 def _nbgrader(course: Path, *args: str) -> str:
-    result = subprocess.run([*NBGRADER, *args], cwd=course, env=_env(), capture_output=True, text=True, timeout=1200)
+    result = _run(course, *args)
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
+
+
+def _with_own_case(source: Path) -> None:
+    """Put the guide's own hidden case into the check cell of 04's masked softmax in the course's source/."""
+    nb = nbformat.read(source, as_version=4)
+    cell = next(c for c in nb.cells if _checked(c) and "checks.masked_softmax(" in c.source)
+    hidden = OWN_CASE.split("### BEGIN HIDDEN TESTS\n")[1].split("### END HIDDEN TESTS")[0]
+    name = re.search(r"checks\.masked_softmax\((\w+)", cell.source).group(1)
+    cell.source = cell.source.replace("### END HIDDEN TESTS", hidden.replace(
+        "checks.masked_softmax(masked_softmax_by_hand, strict=True)\n", "").replace(
+        "masked_softmax_by_hand", name) + "### END HIDDEN TESTS")
+    assert "this term's own" in cell.source
+    nbformat.write(nb, source)
 
 
 def _answered(release: nbformat.NotebookNode, teacher: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -105,7 +139,15 @@ def _wrong(filled: nbformat.NotebookNode, release: nbformat.NotebookNode) -> nbf
 def course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A course folder with every notebook released and the graded ones autograded for the three submissions."""
     folder = tmp_path_factory.mktemp("course")
-    for assignment in create(folder, NOTEBOOKS):
+    ids = create(folder, NOTEBOOKS)
+    export = folder / "canvas-gradebook.csv"
+    export.write_text(ROSTER, encoding="utf-8")
+    assert import_roster(folder, export) == 3
+    if any(i.startswith("03_") for i in ids):
+        due_dates(folder, [f"03={DUE}"])
+    for assignment in ids:
+        if assignment.startswith("04_"):
+            _with_own_case(folder / "source" / assignment / f"{assignment}.ipynb")
         _nbgrader(folder, "generate_assignment", assignment)
     for path in GRADED:
         release = nbformat.read(folder / "release" / path.stem / path.name, as_version=4)
@@ -115,9 +157,11 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             target = folder / "submitted" / student / path.stem
             target.mkdir(parents=True)
             nbformat.write(editions[student], target / path.name)
+            if path.name.startswith("03_") and student in STAMPS:
+                (target / "timestamp.txt").write_text(STAMPS[student])
         _nbgrader(folder, "autograde", path.stem)
     yield folder
-    print("\nnbgrader autograde scores (points / max; written answers not yet marked by hand):")
+    print("\nnbgrader scores (points / max: the checks, and the hand marks the export test set, one full, the rest 0):")
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as book:
         for path in GRADED:
             scores = {s.student_id: s for s in book.assignment_submissions(path.stem)}
@@ -197,22 +241,108 @@ def test_a_right_submission_runs_without_error_under_nbgrader(course: Path, path
 
 
 def test_a_hand_mark_reaches_the_exported_grades(course: Path) -> None:
-    """A grader marks one written answer (the gradebook API, as formgrader does); nbgrader export counts it."""
+    """Export refuses while written answers wait for their marks (nbgrader would count them 0); a grader marks one
+    (the gradebook API, as formgrader does) and a provisional export counts it; once every answer is marked, the
+    export carries the roster's ids, names and the due date."""
     path = next((p for p in FILLED if _kinds(p)[1]), None)
     assert path is not None, "no notebook has an answer marked by hand (nbgrader grade + solution)"
+    refused = _run(course, "export", "--to", str(course / "grades.csv"))
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "not marked yet" in said and " of teacher (" in said, said[-2000:]
+    assert not (course / "grades.csv").exists(), "nothing written while answers wait for their marks"
     checks, by_hand = _kinds(path)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
         grade = book.find_grade(by_hand[0], path.stem, path.stem, "filled")
-        grade.manual_score = grade.max_score
+        grade.manual_score, grade.needs_manual_grade = grade.max_score, False
         mark = grade.max_score
         book.db.commit()
         automatic = sum(book.find_grade(g, path.stem, path.stem, "filled").score for g in checks)
-    _nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    said = _nbgrader(course, "export", "--to", str(course / "grades.csv"), "--MarkedCsvExport.allow_unmarked=True")
+    assert "provisional export" in said
     with open(course / "grades.csv", newline="") as handle:
         rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(handle)}
     row = rows[(path.stem, "filled")]
     assert float(row["score"]) == pytest.approx(automatic + mark), row
     assert float(row["max_score"]) > float(row["score"]), "the other written answers are not marked yet"
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:  # the markers finish: every answer 0
+        for assignment in book.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.needs_manual_grade:
+                            grade.manual_score, grade.needs_manual_grade = 0.0, False
+        book.db.commit()
+    _nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    with open(course / "grades.csv", newline="") as handle:
+        rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(handle)}
+    row = rows[(path.stem, "filled")]
+    assert float(row["score"]) == pytest.approx(automatic + mark), row
+    assert (row["first_name"], row["last_name"]) == ("Filled", "Answers"), "the roster's names (G5)"
+    assert {sid for _, sid in rows} == {"teacher", "untouched", "filled"}, "the roster's ids, its test student left out"
+
+
+def test_a_submission_after_the_due_date_is_late(course: Path) -> None:
+    """G4: 03's due date is set (`--due`); the untouched submission, a day after it, is late; the filled one is not."""
+    path = next((p for p in GRADED if p.name.startswith("03_")), None)
+    if path is None:
+        pytest.skip("03 not in MHA_KIT_ONLY")
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
+        due = book.find_assignment(path.stem).duedate
+        assert due is not None and due.replace(tzinfo=timezone.utc) == datetime.fromisoformat(DUE)
+        assert book.find_submission(path.stem, "untouched").total_seconds_late == pytest.approx(86400)
+        assert book.find_submission(path.stem, "filled").total_seconds_late == 0
+        assert book.find_submission(path.stem, "untouched").late_submission_penalty == 0, "recorded, no penalty"
+
+
+def test_feedback_keeps_the_hidden_tests_hidden(course: Path) -> None:
+    """G2: `nbgrader generate_feedback` with the course config: no hidden test on the page, the lecturer's own case
+    (put into 04's check cell from the guide) included, while the autograded notebook it renders from holds them."""
+    path = next((p for p in GRADED if p.name.startswith("04_")), None)
+    if path is None:
+        pytest.skip("04 not in MHA_KIT_ONLY")
+    autograded = (course / "autograded" / "untouched" / path.stem / path.name).read_text(encoding="utf-8")
+    assert "BEGIN HIDDEN TESTS" in autograded and "this term's own" in autograded, "autograde put them back"
+    _nbgrader(course, "generate_feedback", path.stem)
+    pages = sorted((course / "feedback").glob(f"*/{path.stem}/{path.stem}.html"))
+    assert {p.parts[-3] for p in pages} == {"teacher", "untouched", "filled"}
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        assert "masked_softmax(" in html, "the visible check is on the page"
+        for secret in ("HIDDEN TESTS", "strict=True", "this term&#39;s own", "this term's own", "2.0, -1.0, 0.5, 3.0",
+                       "the last key is padding"):
+            assert secret not in html, f"{page.parts[-3]}: {secret!r} in the feedback"
+    untouched = next(p for p in pages if p.parts[-3] == "untouched").read_text(encoding="utf-8")
+    assert "not attempted yet" in untouched, "the verdict of the visible check stays"
+
+
+def test_students_can_be_spared_the_instructor_menus(tmp_path: Path) -> None:
+    """N-M10: INSTALL.md's lines that hide nbgrader's instructor tools name real extensions and work (run here at
+    the user level, in a scratch Jupyter config folder, instead of the environment's)."""
+    text = (ROOT / "INSTALL.md").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.startswith("jupyter ") and " disable " in line]
+    assert len(lines) == 5 and any("formgrader" in line for line in lines), lines
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path))
+    bindir = Path(sys.executable).parent
+    # jupyter disables a server extension only in a config folder that lists it: copy nbgrader's own listing from the
+    # environment (what `--sys-prefix` finds there) into the scratch folder.
+    listing = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
+    (tmp_path / "jupyter_server_config.d").mkdir()
+    (tmp_path / "jupyter_server_config.d" / "nbgrader.json").write_text(listing.read_text())
+    for line in lines:
+        args = line.replace("--level=sys_prefix", "--level=user").replace("--sys-prefix", "--user").split()
+        done = subprocess.run([str(bindir / args[0]), *args[1:]], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+    listed = subprocess.run([str(bindir / "jupyter"), "labextension", "list"], env=env, capture_output=True,
+                            text=True, timeout=120)
+    disabled = (listed.stdout + listed.stderr).split("Disabled extensions:")[-1]
+    for plugin in ("formgrader", "create-assignment", "course-list"):
+        assert f"@jupyter/nbgrader:{plugin}" in disabled, listed.stdout + listed.stderr
+    server = subprocess.run([str(bindir / "jupyter"), "server", "extension", "list"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    out = (server.stdout + server.stderr).split(f"Config dir: {tmp_path}\n")[1].split("Config dir:")[0]
+    assert re.search(r"nbgrader\.server_extensions\.formgrader\s+\S*disabled", out), out
+    assert re.search(r"nbgrader\.server_extensions\.assignment_list\s+\S*enabled", out), out
 
 
 @pytest.mark.parametrize("path", VALIDATED, ids=lambda p: p.stem)

@@ -9,7 +9,9 @@ A student copy is what ``nbgrader generate_assignment`` releases with the course
 ``teaching/nbgrader_config.py``: the same preprocessors, from that config, in the same order (cells locked,
 solution regions replaced by the stub ``# YOUR CODE HERE`` and ``pass``, outputs cleared, checksums, hidden tests
 and mark schemes removed, then the config's ``StudentEdition``: stubs expanded, Colab and Binder badges opening the
-student copy, a note under them linking the teacher's edition). Left out are the steps that need a course folder:
+student copy, a note under them linking the teacher's edition, and the teacher's words that are not true of a
+student's install reworded, such as "`make lab` already did": students install with INSTALL.md, not ``make``).
+Left out are the steps that need a course folder:
 the gradebook (``SaveCells``), a course header (``IncludeHeaderFooter``), and ``### AUTOTEST`` templates
 (``InstantiateTests``, unused by the series). The **Next** link is relative, so it leads to the next student copy.
 """
