@@ -172,7 +172,8 @@ def test_a_run_is_read_off_pytest_s_closing_lines() -> None:
 
 def _fake_runs(monkeypatch: pytest.MonkeyPatch, here: list[str], failing: set[str]) -> list[tuple[str, list[str]]]:
     ran: list[tuple[str, list[str]]] = []
-    monkeypatch.setattr(cpu_kernels, "offered", lambda: here)
+    monkeypatch.setattr(cpu_kernels, "offered", lambda native=None: here)
+    monkeypatch.setattr(cpu_kernels, "native_probe", lambda: {"capability": "AVX2", "onednn": "Intel AVX2", "mkl": ""})
     monkeypatch.setattr(cpu_kernels, "verify", lambda name: [])
 
     def run_set(name: str, cmd: list[str], log_dir: Path, echo: bool) -> Outcome:
@@ -234,3 +235,10 @@ def test_a_set_that_is_not_what_it_claims_fails_without_running(monkeypatch: pyt
 ])
 def test_only_a_set_that_is_exactly_the_native_run_can_be_skipped(probe: dict[str, str], same: str | None) -> None:
     assert cpu_kernels.same_as_native(probe) == same
+
+
+def test_skip_native_leaves_out_the_set_make_test_already_ran(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    ran = _fake_runs(monkeypatch, ["default", "avx2"], set())  # an AVX2-only CPU: avx2 is its own run
+    assert cpu_kernels.main(["--jobs", "2", "--skip-native"]) == 0
+    assert [name for name, _ in ran] == ["default"]
+    assert "SKIPPED kernel set avx2: it is this CPU's own run" in capsys.readouterr().out

@@ -106,7 +106,8 @@ fi
 NO_GPU_NEEDED=(tests/browser tests/site tests/test_classroom_kit.py tests/test_kit_roundtrip.py
                tests/test_zip_collect.py tests/test_install.py tests/test_slide_deck.py tests/test_assessment_table.py
                tests/test_colab_sim.py tests/test_teaching_quotes.py tests/test_project.py tests/test_translations.py
-               tests/test_references.py tests/test_pretrained.py)  # references needs pybtex; test_pretrained needs notebook 12's weights, which do not travel
+               tests/test_references.py tests/test_release.py tests/test_editions.py
+               tests/test_pretrained.py)  # pybtex, nbgrader; test_pretrained needs notebook 12's weights, which do not travel
 IGNORE=()
 for t in "${NO_GPU_NEEDED[@]}"; do IGNORE+=("--ignore=$t"); done
 unit() {
