@@ -30,6 +30,7 @@ class Edition:
     sphinx: str
     readme: str
     install: str
+    plural_forms: str
     code_stub: str
     text_stub: str
     decimal: str
