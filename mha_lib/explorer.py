@@ -38,6 +38,7 @@ from torch import Tensor, nn
 
 from mha_lib._validate import _got, check_choice, check_index, check_probability, check_str
 from mha_lib.bert import BertEncoder
+from mha_lib.i18n import _, ngettext
 from mha_lib.mha import AttentionTrace, MultiHeadAttention
 from mha_lib.plots import plot_attention_heads, plot_head_lines
 from mha_lib.tokenize import UNK, Vocab, tokenize
@@ -178,18 +179,19 @@ class AttentionExplorer(widgets.VBox):
             min_weight = check_probability("min_weight", min_weight)
         self.lower = lower
         self.min_weight = min_weight
-        self.text = widgets.Text(value=sentence, description="sentence", continuous_update=False,
+        self.text = widgets.Text(value=sentence, description=_("sentence"), continuous_update=False,
                                  layout=widgets.Layout(width="36em"))
         self.layer: widgets.Dropdown | None = None
         if isinstance(model, (TinyTransformer, BertEncoder)):
-            self.layer = widgets.Dropdown(options=[(f"layer {i}", i) for i in range(num_layers)], value=layer,
-                                          description="layer", layout=widgets.Layout(width="13em"))
-        options = [("all heads", ALL_HEADS)] + [(f"head {h}", h) for h in range(num_heads)]
-        self.head = widgets.Dropdown(options=options, value=head, description="head",
+            self.layer = widgets.Dropdown(options=[(_("layer {layer}").format(layer=i), i) for i in range(num_layers)],
+                                          value=layer, description=_("layer"), layout=widgets.Layout(width="13em"))
+        options = [(_("all heads"), ALL_HEADS)] + [(_("head {head}").format(head=h), h) for h in range(num_heads)]
+        self.head = widgets.Dropdown(options=options, value=head, description=_("head"),
                                      layout=widgets.Layout(width="13em"))
-        self.view = widgets.ToggleButtons(options=list(VIEWS), value=view, description="view")
+        views = {"heatmap": _("heatmap"), "lines": _("lines")}  # the value stays the code's name
+        self.view = widgets.ToggleButtons(options=[(views[v], v) for v in VIEWS], value=view, description=_("view"))
         start = self._layers[0].causal if causal is None else bool(causal)
-        self.causal = widgets.Checkbox(value=start, description="causal", indent=False)
+        self.causal = widgets.Checkbox(value=start, description=_("causal"), indent=False)
         self.output = widgets.Output()
         controls = [c for c in (self.layer, self.head, self.view, self.causal) if c is not None]
         super().__init__(children=[self.text, widgets.HBox(controls), self.output])
@@ -201,10 +203,13 @@ class AttentionExplorer(widgets.VBox):
         # The text/plain of the widget output (ipywidgets cuts it at 110 characters): fixed, short, and
         # readable where widgets do not run (GitHub). It names the explorer and its starting state.
         sentence = self.text.value if len(self.text.value) <= 40 else self.text.value[:39] + "…"
-        head = "all heads" if self.head.value == ALL_HEADS else f"head {self.head.value}"
-        layer = "" if self.layer is None else f"layer {self.layer.value}, "
         num_heads = self._layers[0].num_heads
-        return f"AttentionExplorer({sentence!r}, {layer}{head} of {num_heads}, causal={self.causal.value})"
+        if self.head.value == ALL_HEADS:
+            head = _("all heads of {count}").format(count=num_heads)
+        else:
+            head = _("head {head} of {count}").format(head=self.head.value, count=num_heads)
+        layer = "" if self.layer is None else _("layer {layer}").format(layer=self.layer.value) + ", "
+        return f"AttentionExplorer({sentence!r}, {layer}{head}, causal={self.causal.value})"
 
     def tokens(self) -> list[str]:
         """The typed sentence, split into tokens (a BertEncoder's: WordPiece tokens, [CLS] and [SEP] included)."""
@@ -221,25 +226,29 @@ class AttentionExplorer(widgets.VBox):
     def _known(self) -> str:
         assert self.vocab is not None
         names = [t for t in self.vocab.idx_to_token if t != UNK]
-        more = f" … ({len(names)} in all)" if len(names) > _SHOWN_KNOWN else ""
+        more = " … " + _("({count} in all)").format(count=len(names)) if len(names) > _SHOWN_KNOWN else ""
         return " ".join(names[:_SHOWN_KNOWN]) + more
 
     def trace(self) -> AttentionTrace:
         """Trace the chosen layer on the typed sentence with the chosen causal setting (no gradients)."""
         tokens = self.tokens()
         if not tokens:
-            raise ValueError("sentence must hold at least one token, got an empty sentence")
+            raise ValueError(_("sentence must hold at least one token, got an empty sentence"))
         limit = self._layers[0].context_length
         if isinstance(self.model, BertEncoder):
             limit = self.model.config.max_positions
         if limit is not None and len(tokens) > limit:
-            raise ValueError(f"sentence has {len(tokens)} tokens, more than the model's context_length={limit}")
+            raise ValueError(_("sentence has {count} tokens, more than the model's context_length={limit}").format(
+                count=len(tokens), limit=limit))
         unknown = self.unknown()
         if unknown and self.vocab is not None and (self.vocab.unk_id is None or len(unknown) == len(set(tokens))):
-            what = "is" if len(unknown) == 1 else "are"
-            why = "" if self.vocab.unk_id is None else f" (all would be the same {UNK} vector: a flat picture)"
-            raise ValueError(f"sentence: {', '.join(unknown)} {what} not in the vocabulary{why}; "
-                             f"type tokens separated by spaces from: {self._known()}")
+            why = "" if self.vocab.unk_id is None else " " + _("(all would be the same {unk} vector: a flat picture)"
+                                                                 ).format(unk=UNK)
+            raise ValueError(ngettext("sentence: {tokens} is not in the vocabulary{why}; type tokens separated by"
+                                      " spaces from: {known}",
+                                      "sentence: {tokens} are not in the vocabulary{why}; type tokens separated by"
+                                      " spaces from: {known}", len(unknown)).format(
+                tokens=", ".join(unknown), why=why, known=self._known()))
         with torch.no_grad(), _causal(self._layers, self.causal.value):
             if isinstance(self.model, BertEncoder):
                 assert self.tokenizer is not None
@@ -278,17 +287,18 @@ class AttentionExplorer(widgets.VBox):
             fig = plot_attention_heads(trace, tokens, heads=heads, ncols=ncols, annotate=len(tokens) <= 8,
                                        size=3.2 if heads is None else 4.0)
         if self.layer is not None:
-            fig.suptitle(f"layer {self._layer()}")
+            fig.suptitle(_("layer {layer}").format(layer=self._layer()))
         return fig
 
     def message(self) -> str:
         """A line about the sentence: how many tokens, and which ones the vocabulary does not know."""
         unknown = self.unknown()
-        text = f"{len(self.tokens())} tokens"
+        count = len(self.tokens())
+        text = ngettext("{count} token", "{count} tokens", count).format(count=count)
         if self.tokenizer is not None:
-            text += " (WordPiece, [CLS] and [SEP] included)"
+            text += " " + _("(WordPiece, [CLS] and [SEP] included)")
         if unknown:
-            text += f"; not in the vocabulary, embedded as {UNK}: {', '.join(unknown)}"
+            text += _("; not in the vocabulary, embedded as {unk}: {tokens}").format(unk=UNK, tokens=", ".join(unknown))
         return text
 
     def update(self) -> None:

@@ -21,6 +21,7 @@ from torch import Tensor
 
 from mha_lib._validate import _got, _shape, check_finite, check_number, check_tensor
 from mha_lib.heads import head_label
+from mha_lib.i18n import _
 
 
 def _mosaic(weights: np.ndarray, gap: int) -> np.ndarray:
@@ -63,10 +64,10 @@ def plot_head_grid(
     shown = ax.imshow(image, cmap=colours, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
     ax.set_xticks([h * (tk + gap) + (tk - 1) / 2 for h in range(heads)], [str(h) for h in range(heads)])
     ax.set_yticks([layer * (tq + gap) + (tq - 1) / 2 for layer in range(layers)],
-                  [f"layer {layer}" for layer in range(layers)])
+                  [_("layer {layer}").format(layer=layer) for layer in range(layers)])
     ax.xaxis.tick_top()
     ax.xaxis.set_label_position("top")
-    ax.set_xlabel("head")
+    ax.set_xlabel(_("head"))
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -77,7 +78,7 @@ def plot_head_grid(
         ax.add_patch(Rectangle((head * (tk + gap) - 0.5 - gap / 2, layer * (tq + gap) - 0.5 - gap / 2),
                                tk + gap, tq + gap, fill=False, edgecolor="#1f4e9c", linewidth=2))
     cax = fig.add_axes(((left + width + 0.25) / fw, bottom / fh, 0.15 / fw, height / fh))
-    fig.colorbar(shown, cax=cax, label="attention weight")
+    fig.colorbar(shown, cax=cax, label=_("attention weight"))
     if title:
         fig.suptitle(title, y=1 - 0.12 / fh, va="top", fontsize=11)
     return fig
@@ -159,9 +160,9 @@ def plot_head_maps(
             ax.text(head, layer, _number(fmt, value), ha="center", va="center", fontsize=8,
                     color="white" if strong else "black")
         ax.set_xticks(range(heads), [str(h) for h in range(heads)], fontsize=9)
-        ax.set_yticks(range(layers), [f"layer {layer}" for layer in range(layers)], fontsize=9)
+        ax.set_yticks(range(layers), [_("layer {layer}").format(layer=layer) for layer in range(layers)], fontsize=9)
         ax.tick_params(length=0)
-        ax.set_xlabel("head", fontsize=9, labelpad=2)
+        ax.set_xlabel(_("head"), fontsize=9, labelpad=2)
         ax.set_title(name, fontsize=11)
         cax = fig.add_axes(((x0 + map_w + 0.12) / fig_w, y0 / fig_h, 0.13 / fig_w, map_h / fig_h))
         fig.colorbar(image, cax=cax).ax.tick_params(labelsize=8)

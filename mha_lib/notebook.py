@@ -14,6 +14,8 @@ import pandas as pd
 import torch
 
 from mha_lib._validate import check_int, check_str
+from mha_lib.i18n import _, get_language
+from mha_lib.i18n import _set as set_language
 
 if TYPE_CHECKING:  # Python 3.11+ has importlib.resources.abc; only the annotation needs it
     from importlib.resources.abc import Traversable
@@ -22,10 +24,16 @@ TRAINING_SEED_VARIABLE = "MHA_TRAINING_SEED"
 """Set it to a whole number ``s`` to retrain every model of a notebook with other seeds (``make test-seeds``)."""
 
 
-def setup(seed: int = 42, *, precision: int = 4) -> None:
-    """Seed Python, NumPy and torch; print tensors and tables with ``precision`` decimals; PNG figures."""
+def setup(seed: int = 42, *, precision: int = 4, language: str | None = None) -> None:
+    """Seed Python, NumPy and torch; print tensors and tables with ``precision`` decimals; PNG figures.
+
+    ``language``: the edition's language for every message of the library (``"en"``, ``"pt-BR"``; see
+    ``mha_lib.i18n``); None leaves it as it is (English, unless ``MHA_LANGUAGE`` names another).
+    """
     seed = check_int("seed", seed, minimum=0)
     precision = check_int("precision", precision, minimum=0)
+    if language is not None:
+        set_language("language", language)
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - seeds the legacy global generator that older code uses
     torch.manual_seed(seed)
@@ -83,8 +91,23 @@ def diagram_names() -> tuple[str, ...]:
     return tuple(sorted(p.name.removesuffix(".png") for p in _images().iterdir() if p.name.endswith(".png")))
 
 
+def diagram_path(name: str, language: str | None = None) -> Traversable | Path:
+    """The PNG of diagram ``name`` in ``language`` (default: the library's, ``mha_lib.i18n``).
+
+    An edition's diagrams are ``images/<code>/<name>.png`` (``images/pt-BR/04_mask_polarity.png``), drawn from the
+    same scripts with their words translated; a diagram without words of its own, or a language without
+    drawings, falls back to the English ``images/<name>.png``.
+    """
+    code = get_language() if language is None else language
+    translated = _images().joinpath(code, f"{name}.png")
+    return translated if code != "en" and translated.is_file() else _images().joinpath(f"{name}.png")
+
+
 class Diagram:
-    """One diagram of ``images/`` as a cell output: the PNG where pictures show, its description as text."""
+    """One diagram of ``images/`` as a cell output: the PNG where pictures show, its description as text.
+
+    The picture is the one of the library's language when the diagram was asked for (``diagram_path``).
+    """
 
     def __init__(self, name: str, description: str) -> None:
         self.name = check_str("name", name, nonempty=True)
@@ -92,13 +115,13 @@ class Diagram:
         if name not in diagram_names():
             raise ValueError(f"name must be one of the diagrams in images/ ({', '.join(diagram_names())}), "
                              f"got {name!r}")
-        self.png = _images().joinpath(f"{name}.png").read_bytes()
+        self.png = diagram_path(name).read_bytes()
 
     def _repr_png_(self) -> bytes:
         return self.png
 
     def __repr__(self) -> str:
-        return f"[diagram {self.name}: {self.description}]"
+        return _("[diagram {name}: {description}]").format(name=self.name, description=self.description)
 
 
 def show_diagram(name: str, description: str) -> Diagram:

@@ -33,6 +33,7 @@ from mha_lib._validate import (
     check_tokens,
 )
 from mha_lib.heads import head_label
+from mha_lib.i18n import _
 from mha_lib.trace import AttentionTrace, check_trace
 
 
@@ -148,7 +149,7 @@ def plot_attention_heads(
     for n, h in enumerate(chosen):
         grid[n // cols, n % cols] = weights[h]
     fig = show_heatmaps(
-        grid, "keys", "queries", figsize=(size * cols + 0.8, size * rows), cmap=cmap,
+        grid, _("keys"), _("queries"), figsize=(size * cols + 0.8, size * rows), cmap=cmap,
         xticklabels=k_tokens, yticklabels=q_tokens, vmin=0.0, vmax=1.0,
     )
     panels = fig.axes[: rows * cols]
@@ -157,7 +158,7 @@ def plot_attention_heads(
             ax.set_visible(False)
             continue
         h = chosen[n]
-        ax.set_title(f"head {h}")
+        ax.set_title(_("head {head}").format(head=h))
         hidden = ~mask[h]
         if hidden.any():
             ax.imshow(np.where(hidden, 1.0, np.nan), cmap=mpl.colors.ListedColormap(["#e8e8e8"]), vmin=0, vmax=1)
@@ -188,7 +189,7 @@ def plot_head_lines(
     ``query`` (a position) draws only that query's lines and marks its token, like hovering in bertviz.
     Self-attention only: queries and keys are the same ``tokens``.
     """
-    weights, _ = _weights(trace, batch)
+    weights = _weights(trace, batch)[0]
     if weights.shape[1] != weights.shape[2]:
         raise ValueError(
             f"plot_head_lines draws self-attention (as many queries as keys), got weights {weights.shape[1:]}"
@@ -215,11 +216,11 @@ def plot_head_lines(
             bold = "bold" if i == query else "normal"
             ax.text(-0.05, i, t, ha="right", va="center", fontsize=9, fontweight=bold)
             ax.text(1.05, i, t, ha="left", va="center", fontsize=9)
-        ax.text(-0.05, n - 0.1, "queries", ha="right", va="center", fontsize=8, color="#777777", style="italic")
-        ax.text(1.05, n - 0.1, "keys", ha="left", va="center", fontsize=8, color="#777777", style="italic")
+        ax.text(-0.05, n - 0.1, _("queries"), ha="right", va="center", fontsize=8, color="#777777", style="italic")
+        ax.text(1.05, n - 0.1, _("keys"), ha="left", va="center", fontsize=8, color="#777777", style="italic")
         ax.set_xlim(-0.6, 1.6)
         ax.set_ylim(n + 0.1, -0.5)
-        ax.set_title(f"head {head}", color=colours(head % 10))
+        ax.set_title(_("head {head}").format(head=head), color=colours(head % 10))
         ax.axis("off")
     return fig
 
@@ -234,9 +235,9 @@ def plot_positional_curves(
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.subplots()
     for c in columns:
-        ax.plot(np.arange(data.shape[0]), data[:, c], label=f"col {c}")
-    ax.set_xlabel("row (position)")
-    ax.set_ylabel("value")
+        ax.plot(np.arange(data.shape[0]), data[:, c], label=_("col {column}").format(column=c))
+    ax.set_xlabel(_("row (position)"))
+    ax.set_ylabel(_("value"))
     ax.legend(loc="upper right", fontsize=8)
     return fig
 
@@ -246,7 +247,7 @@ def plot_positional_heatmap(
 ) -> Figure:
     """A ``(positions, d)`` positional table as a heatmap: rows are positions, columns encoding dimensions."""
     fig = show_heatmaps(
-        torch.as_tensor(_table("table", table))[None, None], "column (encoding dimension)", "row (position)",
+        torch.as_tensor(_table("table", table))[None, None], _("column (encoding dimension)"), _("row (position)"),
         figsize=figsize, cmap=cmap,
     )
     if title:
@@ -301,7 +302,8 @@ def plot_head_table(
     if by_column:
         limits = _column_ranges(table, data, ranges)
         shade = np.stack([(data[:, j] - lo) / (hi - lo) for j, (lo, hi) in enumerate(limits)], axis=1)
-        labels = [f"{name}\n({fmt.format(lo)} to {fmt.format(hi)})" for name, (lo, hi) in zip(labels, limits)]
+        labels = [_("{name}\n({low} to {high})").format(name=name, low=fmt.format(lo), high=fmt.format(hi))
+                  for name, (lo, hi) in zip(labels, limits)]
         vmin, vmax = 0.0, 1.0
     elif ranges is not None:
         raise ValueError("ranges colours each column on its own scale: pass it with by_column=True")

@@ -19,6 +19,7 @@ from pandas.io.formats.style import Styler
 from torch import Tensor
 
 from mha_lib._validate import check_finite, check_index, check_int, check_tokens
+from mha_lib.i18n import _
 from mha_lib.trace import AttentionTrace, check_trace
 
 STYLER_UUID = "mha"  # styled tables get the id ``mha_<hash of what they show>``: identical HTML from run to run
@@ -128,7 +129,8 @@ class WeightsStyler(Styler):
     def __repr__(self) -> str:
         rows, cols = self.data.shape
         caption = f" {self.caption!r}" if self.caption else ""
-        return f"<styled weights table{caption}: {rows} queries x {cols - 1} keys, with row sums>"
+        return _("<styled weights table{caption}: {rows} queries x {keys} keys, with row sums>").format(
+            caption=caption, rows=rows, keys=cols - 1)
 
 
 def _unique(labels: pd.Index) -> list[str]:
@@ -171,7 +173,8 @@ def style_weights(
         if hidden.shape != df.shape:
             raise ValueError(f"mask must have the table's shape {df.shape} (queries, keys), got {hidden.shape}")
     table = df.copy() if hidden is None else df.mask(hidden)  # hidden keys become NaN, drawn as a grey dot
-    table["row sum"] = df.sum(axis=1)
+    row_sum = _("row sum")
+    table[row_sum] = df.sum(axis=1)
     key = None if hidden is None else hidden.tobytes()
     styler = (
         WeightsStyler(table, uuid=_styler_uuid(table, precision, caption, cmap, key))
@@ -179,7 +182,7 @@ def style_weights(
         .format(precision=precision, na_rep="·", escape="html")
         .format_index(escape="html", axis=0)
         .format_index(escape="html", axis=1)
-        .set_properties(subset=["row sum"], **ROW_SUM_CSS)
+        .set_properties(subset=[row_sum], **ROW_SUM_CSS)
     )
     if hidden is not None:
         css = pd.DataFrame(np.where(hidden, MASKED_CSS, ""), index=df.index, columns=df.columns)

@@ -17,7 +17,7 @@ LIB = ROOT / "mha_lib"
 
 # Bottom to top; a module may import only modules of lower layers (the package names its own inner order below).
 LAYERS: list[list[str]] = [
-    ["_validate"],  # argument checks
+    ["_validate", "i18n"],  # argument checks; the library's language
     ["tokenize", "heads", "positional", "attention", "cache", "trace", "hooks", "measure", "notebook"],  # pieces
     ["kernels"],  # the attention functions the layer calls
     ["mha"],  # the layer

@@ -28,6 +28,7 @@ from mha_lib.checks.notation import attention_shapes  # 00
 from mha_lib.checks.positions import sinusoidal_table  # 07
 from mha_lib.checks.pretrained import load_attention  # 12
 from mha_lib.checks.tokens import pad_batch  # 01
+from mha_lib.i18n import _
 
 __all__ = [
     "Case", "CheckFailed", "Report", "difference", "run",
@@ -53,12 +54,12 @@ class _Checks(types.ModuleType):
 
     def __setattr__(self, name: str, value: object) -> None:
         if name in __all__:
-            raise AttributeError(f"checks.{name} is part of the grading and cannot be replaced")
+            raise AttributeError(_("checks.{name} is part of the grading and cannot be replaced").format(name=name))
         super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in __all__:
-            raise AttributeError(f"checks.{name} is part of the grading and cannot be deleted")
+            raise AttributeError(_("checks.{name} is part of the grading and cannot be deleted").format(name=name))
         super().__delattr__(name)
 
 

@@ -33,6 +33,7 @@ from torch import Tensor
 from torch.overrides import TorchFunctionMode
 
 from mha_lib._validate import _got
+from mha_lib.i18n import _, ngettext
 
 Status = Literal["pass", "fail", "not attempted"]
 
@@ -160,42 +161,45 @@ def difference(expected: object, got: object, *, rtol: float = 1e-4, atol: float
     """What differs between ``expected`` and ``got``, in one or two lines; None when they match."""
     if isinstance(expected, (tuple, list)) and not isinstance(expected, str):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return f"expected {len(expected)} results (a {type(expected).__name__}), got {_got(got)}"
+            return _("expected {count} results (a {kind}), got {got}").format(
+                count=len(expected), kind=type(expected).__name__, got=_got(got))
         for position, (e, g) in enumerate(zip(expected, got)):
             found = difference(e, g, rtol=rtol, atol=atol)
             if found:
-                return f"result {position}: {found}"
+                return _("result {position}: {found}").format(position=position, found=found)
         return None
     if not isinstance(expected, Tensor):
-        return None if got == expected else f"expected {expected!r}, got {_got(got)}"
+        return None if got == expected else _("expected {expected}, got {got}").format(expected=repr(expected),
+                                                                                          got=_got(got))
     if not isinstance(got, Tensor):
-        return f"expected a tensor of shape {tuple(expected.shape)}, got {_got(got)}"
+        return _("expected a tensor of shape {shape}, got {got}").format(shape=tuple(expected.shape), got=_got(got))
     if got.shape != expected.shape:
-        return f"expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+        return _("expected shape {expected}, got {got}").format(expected=tuple(expected.shape), got=tuple(got.shape))
     if expected.dtype == torch.bool or got.dtype == torch.bool:
         if got.dtype != expected.dtype:
-            return f"expected dtype {expected.dtype}, got {got.dtype}"
+            return _("expected dtype {expected}, got {got}").format(expected=expected.dtype, got=got.dtype)
         wrong = (got != expected).flatten().nonzero()
         if len(wrong) == 0:
             return None
         at = _index(int(wrong[0]), expected.shape)
-        return (f"{len(wrong)} of {expected.numel()} entries differ, the first at index {at}: "
-                f"expected {bool(expected[at])}, got {bool(got[at])}")
+        return _("{wrong} of {total} entries differ, the first at index {at}: expected {expected}, got {got}").format(
+            wrong=len(wrong), total=expected.numel(), at=at, expected=bool(expected[at]), got=bool(got[at]))
     got_f, expected_f = got.detach().double().cpu(), expected.detach().double().cpu()
     nan = torch.isnan(got_f) & ~torch.isnan(expected_f)
     if nan.any():
         at = _index(int(nan.flatten().nonzero()[0]), expected.shape)
-        return (f"{int(nan.sum())} NaN where a number was expected, the first at index {at}"
-                f" (expected {_number(expected_f[at].item())})")
+        return _("{count} NaN where a number was expected, the first at index {at} (expected {expected})").format(
+            count=int(nan.sum()), at=at, expected=_number(expected_f[at].item()))
     close = torch.isclose(got_f, expected_f, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():
         return None
     wrong = (~close).flatten().nonzero()
     at = _index(int(wrong[0]), expected.shape)
     largest = float((got_f - expected_f).abs().nan_to_num(nan=math.inf).max())
-    return (f"{len(wrong)} of {expected.numel()} values differ, the first at index {at}: expected "
-            f"{_number(expected_f[at].item())}, got {_number(got_f[at].item())}"
-            f" (largest difference {_number(largest)})")
+    return _("{wrong} of {total} values differ, the first at index {at}: expected {expected}, got {got} (largest "
+             "difference {largest})").format(wrong=len(wrong), total=expected.numel(), at=at,
+                                             expected=_number(expected_f[at].item()),
+                                             got=_number(got_f[at].item()), largest=_number(largest))
 
 
 def _clone(value: object) -> object:
@@ -221,7 +225,8 @@ def run(title: str, fn: object, cases: Sequence[Case], *, reference: str, rtol: 
     a call fails the case with "you called mha_lib.name: write it yourself".
     """
     if not callable(fn):
-        raise TypeError(f"fn must be your function, e.g. checks.{title}(my_{title}), got {_got(fn)}")
+        raise TypeError(_("fn must be your function, e.g. checks.{title}(my_{title}), got {got}").format(
+            title=title, got=_got(fn)))
     compare = compare or (lambda e, g: difference(e, g, rtol=rtol, atol=atol))
     total = len(cases)
     for number, case in enumerate(cases, start=1):
@@ -231,25 +236,33 @@ def run(title: str, fn: object, cases: Sequence[Case], *, reference: str, rtol: 
         except NotImplementedError:
             got = None
         except Delegated as err:
-            what = f"you called {err}: write it yourself (the exercise is to build what it does, by hand)"
-            return Report(title, "fail", number - 1, total,
-                          f"✗ {title}: case {number} of {total} fails: {case.name}\n  {what}")
+            what = _("you called {name}: write it yourself (the exercise is to build what it does, by hand)").format(
+                name=err)
+            return Report(title, "fail", number - 1, total, _failed_line(title, number, total, case) + f"\n  {what}")
         except Exception as err:  # noqa: BLE001 - any error of the learner's code is reported, not raised
-            return _failed(title, number, total, case, f"your function raised {_one_line(err)}")
+            return _failed(title, number, total, case,
+                           _("your function raised {error}").format(error=_one_line(err)))
         if got is None or got is Ellipsis:
-            message = (f"… {title}: not attempted yet (the function returned None). Write its body in place of"
-                       " `pass`, `return` the result, then run this cell again.")
+            message = _("… {title}: not attempted yet (the function returned None). Write its body in place of"
+                        " `pass`, `return` the result, then run this cell again.").format(title=title)
             return Report(title, "not attempted", number - 1, total, message)
         found = compare(case.expected, got)
         if found:
             return _failed(title, number, total, case, found)
-    return Report(title, "pass", total, total, f"✓ {title}: all {total} cases match {reference}")
+    message = ngettext("✓ {title}: the one case matches {reference}", "✓ {title}: all {total} cases match {reference}",
+                       total).format(title=title, total=total, reference=reference)
+    return Report(title, "pass", total, total, message)
+
+
+def _failed_line(title: str, number: int, total: int, case: Case) -> str:
+    return _("✗ {title}: case {number} of {total} fails: {case}").format(title=title, number=number, total=total,
+                                                                         case=case.name)
 
 
 def _failed(title: str, number: int, total: int, case: Case, what: str) -> Report:
-    lines = [f"✗ {title}: case {number} of {total} fails: {case.name}", f"  {what}"]
+    lines = [_failed_line(title, number, total, case), f"  {what}"]
     if case.hint:
-        lines.append(f"  hint: {case.hint}")
+        lines.append("  " + _("hint: {hint}").format(hint=case.hint))
     return Report(title, "fail", number - 1, total, "\n".join(lines))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mha_lib import toy
 from mha_lib.checks._core import Case, run, verdict
+from mha_lib.i18n import _
 
 __all__ = ["ablation_scores"]
 
@@ -17,17 +18,17 @@ def _case(name: str, layers: int, heads: int, sequences: int, seed: int, hint: s
 
 def _cases() -> list[Case]:
     return [  # built afresh for every check: a learner's function may leave a hook or a gate behind
-        _case("one layer, one head: the loss rise when the only head is removed", 1, 1, 8, 0,
-              "the score is L(gates with a 0) - L(every gate 1), both with toy.task_loss(model, batch, scored=True,"
-              " head_gates=...): the loss on the repeated tokens, and the rise, not the loss itself"),
-        _case("one layer, three heads: each removed on its own, the others on, result (1, 3)", 1, 3, 8, 1,
-              "start every trial from a fresh torch.ones(num_layers, num_heads) (a gate left at 0 from the previous"
-              " head removes two heads at once), and store the rise at [layer, head]: shape (num_layers, num_heads)"),
-        _case("two layers of three heads: both layers, result (2, 3)", 2, 3, 8, 2,
-              "loop over every layer and every head of it, for layer in range(model.num_layers): a head of layer 1"
-              " is removed with gates[1, head] = 0"),
-        _case("three layers of two heads, 32 sequences", 3, 2, 32, 3,
-              "read the sizes from model.num_layers and model.num_heads, not from the notebook's model"),
+        _case(_("one layer, one head: the loss rise when the only head is removed"), 1, 1, 8, 0,
+              _("the score is L(gates with a 0) - L(every gate 1), both with toy.task_loss(model, batch, scored=True,"
+              " head_gates=...): the loss on the repeated tokens, and the rise, not the loss itself")),
+        _case(_("one layer, three heads: each removed on its own, the others on, result (1, 3)"), 1, 3, 8, 1,
+              _("start every trial from a fresh torch.ones(num_layers, num_heads) (a gate left at 0 from the previous"
+              " head removes two heads at once), and store the rise at [layer, head]: shape (num_layers, num_heads)")),
+        _case(_("two layers of three heads: both layers, result (2, 3)"), 2, 3, 8, 2,
+              _("loop over every layer and every head of it, for layer in range(model.num_layers): a head of layer 1"
+              " is removed with gates[1, head] = 0")),
+        _case(_("three layers of two heads, 32 sequences"), 3, 2, 32, 3,
+              _("read the sizes from model.num_layers and model.num_heads, not from the notebook's model")),
     ]
 
 

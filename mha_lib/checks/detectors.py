@@ -7,6 +7,7 @@ from torch import Tensor
 
 from mha_lib import toy
 from mha_lib.checks._core import Case, generator, run, verdict
+from mha_lib.i18n import _
 
 __all__ = ["induction_score"]
 
@@ -46,26 +47,26 @@ def _cases() -> list[Case]:
     wide = _pattern([4, 7], 16, g)  # (2, 16)
     perfect_and_noise = torch.cat([_perfect(one), _weights(1, 1, 10, g)], dim=1)  # (1, 2, 10, 10)
     specs = [
-        ("a perfect induction head and a random one, one sequence (B=1, h=2, T=10)", perfect_and_noise, one,
-         "for each query whose token appeared before, add up its weights on the keys right after the earlier"
-         " occurrence(s), then average over those queries only"),
-        ("3 sequences with 5, 3 and 1 repeated tokens (B=3, h=2, T=12)", _weights(3, 2, 12, g), counts,
-         "average over every repeated query of the batch at once, not sequence by sequence: a sequence with 5"
-         " repeated tokens counts 5 times as much as one with 1"),
-        ("tokens seen two or three times before (periods 3 and 4)", _weights(2, 3, 12, g), twice,
-         "a token seen twice before has two keys to copy from: add the weights after every earlier occurrence,"
-         " not only the latest one"),
-        ("random tokens, with equal neighbours (vocabulary of 4)", _weights(3, 2, 9, g), random,
-         "key j follows an earlier occurrence when tokens[j - 1] == tokens[i] and j <= i: if token i - 1 equals"
-         " token i, key i itself (the query's own position) is the one to copy from"),
-        ("an encoder's weights, with weight on later keys too", _weights(2, 2, 12, g, causal=False), counts[:2],
-         "only earlier occurrences count: keep the keys j <= i (the query's own token at i is not an earlier"
-         " occurrence of itself)"),
-        ("no token repeats: the score is 0, not NaN", _weights(1, 3, 8, g), distinct,
-         "with no repeated query there is nothing to average: divide by the number of repeated queries clamped"
-         " to at least 1"),
-        ("another shape (B=2, h=4, T=16)", _weights(2, 4, 16, g), wide,
-         "read B, h and T from the shapes of weights and tokens; return one score per head, shape (h,)"),
+        (_("a perfect induction head and a random one, one sequence (B=1, h=2, T=10)"), perfect_and_noise, one,
+         _("for each query whose token appeared before, add up its weights on the keys right after the earlier"
+         " occurrence(s), then average over those queries only")),
+        (_("3 sequences with 5, 3 and 1 repeated tokens (B=3, h=2, T=12)"), _weights(3, 2, 12, g), counts,
+         _("average over every repeated query of the batch at once, not sequence by sequence: a sequence with 5"
+         " repeated tokens counts 5 times as much as one with 1")),
+        (_("tokens seen two or three times before (periods 3 and 4)"), _weights(2, 3, 12, g), twice,
+         _("a token seen twice before has two keys to copy from: add the weights after every earlier occurrence,"
+         " not only the latest one")),
+        (_("random tokens, with equal neighbours (vocabulary of 4)"), _weights(3, 2, 9, g), random,
+         _("key j follows an earlier occurrence when tokens[j - 1] == tokens[i] and j <= i: if token i - 1 equals"
+         " token i, key i itself (the query's own position) is the one to copy from")),
+        (_("an encoder's weights, with weight on later keys too"), _weights(2, 2, 12, g, causal=False), counts[:2],
+         _("only earlier occurrences count: keep the keys j <= i (the query's own token at i is not an earlier"
+         " occurrence of itself)")),
+        (_("no token repeats: the score is 0, not NaN"), _weights(1, 3, 8, g), distinct,
+         _("with no repeated query there is nothing to average: divide by the number of repeated queries clamped"
+         " to at least 1")),
+        (_("another shape (B=2, h=4, T=16)"), _weights(2, 4, 16, g), wide,
+         _("read B, h and T from the shapes of weights and tokens; return one score per head, shape (h,)")),
     ]
     return [Case(name, (w, tokens), toy.induction_score(w, tokens), hint=hint) for name, w, tokens, hint in specs]
 

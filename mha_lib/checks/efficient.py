@@ -11,6 +11,7 @@ from torch.overrides import TorchFunctionMode
 
 from mha_lib.attention import tiled_attention
 from mha_lib.checks._core import Case, generator, run, verdict
+from mha_lib.i18n import _
 
 __all__ = ["online_attention"]
 
@@ -32,14 +33,14 @@ class _TableWatch(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204 - torch's protocol
         if func is torch.nn.functional.scaled_dot_product_attention:
-            raise WholeTableBuilt("it called F.scaled_dot_product_attention: write the loop over blocks yourself")
+            raise WholeTableBuilt(_("it called F.scaled_dot_product_attention: write the loop over blocks yourself"))
         result = func(*args, **(kwargs or {}))
         for out in result if isinstance(result, (tuple, list)) else (result,):
             if (isinstance(out, Tensor) and out.is_floating_point() and out.dim() >= 2
                     and tuple(out.shape[-2:]) == (self.queries, self.keys)):
                 raise WholeTableBuilt(
-                    f"it built a {tuple(out.shape)} tensor of numbers, a whole (..., T_q, T_k) table of scores or"
-                    " weights; compute one (..., T_q, block_size) slice of scores at a time"
+                    _("it built a {shape} tensor of numbers, a whole (..., T_q, T_k) table of scores or weights;"
+                      " compute one (..., T_q, block_size) slice of scores at a time").format(shape=tuple(out.shape))
                 )
         return result
 
@@ -74,26 +75,26 @@ def _cases() -> list[Case]:
     cross = _qkv((2, 3, 7, 4), 10, 6, g)  # 7 queries, 10 keys
     flat = _qkv((3, 9, 4), 9, 5, g)  # (B, T, d): no head axis
     specs: list[tuple[str, tuple, dict, str]] = [
-        ("one block holding every key (T=12, block_size=12): an ordinary softmax", (q, k, v, 12), {},
-         "scale the scores by 1 / sqrt(d), d = q.shape[-1], as scaled dot-product attention does"),
-        ("3 blocks of 4 keys (T=12, block_size=4)", (q, k, v, 4), {},
-         "compute one (..., T_q, block_size) slice of scores per block; when it raises the running maximum from m"
+        (_("one block holding every key (T=12, block_size=12): an ordinary softmax"), (q, k, v, 12), {},
+         _("scale the scores by 1 / sqrt(d), d = q.shape[-1], as scaled dot-product attention does")),
+        (_("3 blocks of 4 keys (T=12, block_size=4)"), (q, k, v, 4), {},
+         _("compute one (..., T_q, block_size) slice of scores per block; when it raises the running maximum from m"
          " to m', multiply both the running sum l and the running output o by exp(m - m') before adding the"
-         " block's terms; divide o by l once, after the last block"),
-        ("block_size=5 with 12 keys: the last block has only 2", (q, k, v, 5), {},
-         "loop with range(0, T_k, block_size) and slice k[..., start:start + block_size, :]: the last slice is"
-         " shorter, and no key may be left out"),
-        ("causal=True, 3 blocks of 4 keys", (q, k, v, 4), {"causal": True},
-         "with causal=True query i may see keys j <= i: give the scores of later keys -inf before exp, so"
-         " exp(s - m) = 0 there (key 0 is in the first block, so every running maximum is finite)"),
-        ("block_size=1: one key at a time", (q, k, v, 1), {},
-         "the updates must work for blocks of any size, one key included"),
-        ("cross-attention: 7 queries, 10 keys, values 6 wide (block_size=3)", (*cross, 3), {},
-         "T_q, T_k and the width of v can all differ: the output is (..., T_q, v.shape[-1])"),
-        ("large scores (q x 40): exp must not overflow", (q * 40, k, v, 4), {},
-         "exp(100) overflows float32: subtract the running maximum before exp, exp(s - m'), never exp(s)"),
-        ("3-D inputs (B, T, d) without a head axis", (*flat, 4), {},
-         "index from the end (q.shape[-2], k[..., a:b, :]) so that any leading axes work"),
+         " block's terms; divide o by l once, after the last block")),
+        (_("block_size=5 with 12 keys: the last block has only 2"), (q, k, v, 5), {},
+         _("loop with range(0, T_k, block_size) and slice k[..., start:start + block_size, :]: the last slice is"
+         " shorter, and no key may be left out")),
+        (_("causal=True, 3 blocks of 4 keys"), (q, k, v, 4), {"causal": True},
+         _("with causal=True query i may see keys j <= i: give the scores of later keys -inf before exp, so"
+         " exp(s - m) = 0 there (key 0 is in the first block, so every running maximum is finite)")),
+        (_("block_size=1: one key at a time"), (q, k, v, 1), {},
+         _("the updates must work for blocks of any size, one key included")),
+        (_("cross-attention: 7 queries, 10 keys, values 6 wide (block_size=3)"), (*cross, 3), {},
+         _("T_q, T_k and the width of v can all differ: the output is (..., T_q, v.shape[-1])")),
+        (_("large scores (q x 40): exp must not overflow"), (q * 40, k, v, 4), {},
+         _("exp(100) overflows float32: subtract the running maximum before exp, exp(s - m'), never exp(s)")),
+        (_("3-D inputs (B, T, d) without a head axis"), (*flat, 4), {},
+         _("index from the end (q.shape[-2], k[..., a:b, :]) so that any leading axes work")),
     ]
     return [Case(name, args, tiled_attention(*args[:3], block_size=args[3], **kwargs), kwargs=kwargs, hint=hint)
             for name, args, kwargs, hint in specs]

@@ -7,6 +7,7 @@ from torch import Tensor
 
 from mha_lib import toy
 from mha_lib.checks._core import Case, generator, run, verdict
+from mha_lib.i18n import _
 
 __all__ = ["previous_token_score"]
 
@@ -30,18 +31,19 @@ def _previous_token_head(t: int) -> Tensor:
 def _cases() -> list[Case]:
     g = generator(6)
     specs = [
-        ("a perfect previous-token head (B=1, h=1, T=6): its score is 1", _previous_token_head(6),
-         "for each query i >= 1 take the weight on key i - 1, the diagonal just below the main one (torch.diagonal"
-         " with offset=-1 over the last two axes); query 0 has no previous token and does not count"),
-        ("random causal heads, 3 sequences (B=3, h=2, T=8)", _weights(3, 2, 8, g),
-         "only key i - 1 counts, not every earlier key; average over every sequence and every query i >= 1 at once,"
-         " one score per head: shape (h,)"),
-        ("an encoder's heads, with weight on later keys too (B=2, h=3, T=7)", _weights(2, 3, 7, g, causal=False),
-         "the weight on key i - 1 is all that counts, wherever the rest of the row goes"),
-        ("the shortest sequence with a previous token (T=2)", _weights(4, 2, 2, g),
-         "with T = 2 only query 1 has a previous token: the score is the mean of weights[:, :, 1, 0] over the batch"),
-        ("another shape (B=2, h=4, T=16)", _weights(2, 4, 16, g),
-         "read B, h and T from weights.shape; return one score per head, shape (h,)"),
+        (_("a perfect previous-token head (B=1, h=1, T=6): its score is 1"), _previous_token_head(6),
+         _("for each query i >= 1 take the weight on key i - 1, the diagonal just below the main one (torch.diagonal"
+         " with offset=-1 over the last two axes); query 0 has no previous token and does not count")),
+        (_("random causal heads, 3 sequences (B=3, h=2, T=8)"), _weights(3, 2, 8, g),
+         _("only key i - 1 counts, not every earlier key; average over every sequence and every query i >= 1 at once,"
+         " one score per head: shape (h,)")),
+        (_("an encoder's heads, with weight on later keys too (B=2, h=3, T=7)"), _weights(2, 3, 7, g, causal=False),
+         _("the weight on key i - 1 is all that counts, wherever the rest of the row goes")),
+        (_("the shortest sequence with a previous token (T=2)"), _weights(4, 2, 2, g),
+         _("with T = 2 only query 1 has a previous token: the score is the mean of weights[:, :, 1,"
+           " 0] over the batch")),
+        (_("another shape (B=2, h=4, T=16)"), _weights(2, 4, 16, g),
+         _("read B, h and T from weights.shape; return one score per head, shape (h,)")),
     ]
     return [Case(name, (w,), toy.previous_token_score(w), hint=hint) for name, w, hint in specs]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mha_lib.checks._core import Case, run, verdict
+from mha_lib.i18n import _
 from mha_lib.positional import sinusoidal_table as library_sinusoidal_table
 
 __all__ = ["sinusoidal_table"]
@@ -10,19 +11,19 @@ __all__ = ["sinusoidal_table"]
 
 def _cases() -> list[Case]:
     specs = [
-        ("one pair, d_model = 2, positions 0-5: P[p] = (sin p, cos p)", 6, 2,
-         "P[p, 0] = sin(p) and P[p, 1] = cos(p): the sine comes first, the first pair turns 1 radian per position "
-         "(omega_0 = 1), and positions start at 0 (the first row is (0, 1))"),
-        ("position 0 only, d_model = 8: every pair is (sin 0, cos 0) = (0, 1)", 1, 8,
-         "columns alternate: P[p, 2j] = sin, P[p, 2j + 1] = cos, pair after pair (0, 1, 0, 1, ...), not all the "
-         "sines first and then all the cosines"),
-        ("four pairs, d_model = 8, positions 0-9", 10, 8,
-         "omega_j = 1 / 10000^(2j / d_model), where j counts the pairs (0 .. d_model/2 - 1): the exponent is 2j/d, "
-         "the column number of the sine over d, not j/d"),
-        ("d2l's size: 60 positions, d_model = 32", 60, 32,
-         "read max_len and d_model from the arguments: the table is (max_len, d_model)"),
-        ("d_model = 6 (not a power of 2), 50 positions", 50, 6,
-         "any even d_model works: d_model/2 pairs, one frequency each"),
+        (_("one pair, d_model = 2, positions 0-5: P[p] = (sin p, cos p)"), 6, 2,
+         _("P[p, 0] = sin(p) and P[p, 1] = cos(p): the sine comes first, the first pair turns 1 radian per position "
+         "(omega_0 = 1), and positions start at 0 (the first row is (0, 1))")),
+        (_("position 0 only, d_model = 8: every pair is (sin 0, cos 0) = (0, 1)"), 1, 8,
+         _("columns alternate: P[p, 2j] = sin, P[p, 2j + 1] = cos, pair after pair (0, 1, 0, 1, ...), not all the "
+         "sines first and then all the cosines")),
+        (_("four pairs, d_model = 8, positions 0-9"), 10, 8,
+         _("omega_j = 1 / 10000^(2j / d_model), where j counts the pairs (0 .. d_model/2 - 1): the exponent is 2j/d, "
+         "the column number of the sine over d, not j/d")),
+        (_("d2l's size: 60 positions, d_model = 32"), 60, 32,
+         _("read max_len and d_model from the arguments: the table is (max_len, d_model)")),
+        (_("d_model = 6 (not a power of 2), 50 positions"), 50, 6,
+         _("any even d_model works: d_model/2 pairs, one frequency each")),
     ]
     return [Case(name, (n, d), library_sinusoidal_table(n, d), hint=hint) for name, n, d, hint in specs]
 

@@ -13,6 +13,7 @@ from torch import Tensor
 
 from mha_lib._validate import _got
 from mha_lib.checks._core import Case, difference, generator, run, verdict
+from mha_lib.i18n import _
 from mha_lib.mha import MultiHeadAttention
 from mha_lib.pretrained import SKIPPED, load_attention_layer
 
@@ -38,16 +39,16 @@ def _checkpoint(d_model: int, num_layers: int, seed: int, *, biases: bool) -> di
 
 def _cases() -> list[Case]:
     specs = [
-        ("layer 0 of a small checkpoint (d_model 8, 2 heads), its biases all 0", 8, 2, 0, False, 1,
-         "build the layer at the checkpoint's width (read it from the query weight's shape), causal=False (BERT is "
+        (_("layer 0 of a small checkpoint (d_model 8, 2 heads), its biases all 0"), 8, 2, 0, False, 1,
+         _("build the layer at the checkpoint's width (read it from the query weight's shape), causal=False (BERT is "
          "an encoder); copy attention.self.query.weight into W_query.weight as it is (nn.Linear stores (out, in) "
-         "on both sides: no transpose), key -> W_key, value -> W_value, attention.output.dense -> out_proj"),
-        ("the same layer with its biases", 8, 2, 0, True, 1,
-         "copy the biases too: the layer needs qkv_bias=True, and out_proj has a bias of its own"),
-        ("layer 1 of the same checkpoint", 8, 2, 1, True, 1,
-         "build every key from the layer number, e.g. f'encoder.layer.{layer}.attention.self.query.weight'"),
-        ("a wider checkpoint (d_model 16, 4 heads), layer 2", 16, 4, 2, True, 2,
-         "read d_model from the query weight's shape and pass num_heads on: nothing fixed to one checkpoint's size"),
+         "on both sides: no transpose), key -> W_key, value -> W_value, attention.output.dense -> out_proj")),
+        (_("the same layer with its biases"), 8, 2, 0, True, 1,
+         _("copy the biases too: the layer needs qkv_bias=True, and out_proj has a bias of its own")),
+        (_("layer 1 of the same checkpoint"), 8, 2, 1, True, 1,
+         _("build every key from the layer number, e.g. f'encoder.layer.{layer}.attention.self.query.weight'")),
+        (_("a wider checkpoint (d_model 16, 4 heads), layer 2"), 16, 4, 2, True, 2,
+         _("read d_model from the query weight's shape and pass num_heads on: nothing fixed to one checkpoint's size")),
     ]
     cases = []
     for name, d_model, heads, layer, biases, seed, hint in specs:
@@ -63,10 +64,10 @@ def _compare(expected: object, got: object) -> str | None:
     """What the learner's layer computes on the case's input, against the library's layer."""
     x, output, weights, state, layer = expected  # type: ignore[misc]
     if not isinstance(got, MultiHeadAttention):
-        return f"expected a mha_lib.MultiHeadAttention, got {type(got).__name__}"
+        return _("expected a mha_lib.MultiHeadAttention, got {kind}").format(kind=type(got).__name__)
     if got.d_in != x.shape[-1] or got.num_heads != weights.shape[1]:
-        return (f"expected a layer of width {x.shape[-1]} with {weights.shape[1]} heads, got d_in={got.d_in} and "
-                f"num_heads={got.num_heads}")
+        return _("expected a layer of width {width} with {heads} heads, got d_in={d_in} and num_heads={got_heads}"
+                 ).format(width=x.shape[-1], heads=weights.shape[1], d_in=got.d_in, got_heads=got.num_heads)
     slip = _slip(got, state, layer)
     if slip:
         return slip
@@ -74,12 +75,13 @@ def _compare(expected: object, got: object) -> str | None:
         with torch.no_grad():
             trace = got.trace(x)
     except Exception as err:  # noqa: BLE001 - reported, not raised
-        return f"your layer raised {type(err).__name__} on an input of shape {tuple(x.shape)}: {str(err)[:160]}"
+        return _("your layer raised {error} on an input of shape {shape}: {message}").format(
+            error=type(err).__name__, shape=tuple(x.shape), message=str(err)[:160])
     found = difference(weights, trace.weights)
     if found:
-        return f"attention weights: {found}"
+        return _("attention weights: {found}").format(found=found)
     found = difference(output, trace.output)
-    return f"output: {found}" if found else None
+    return _("output: {found}").format(found=found) if found else None
 
 
 def _same(parameter: object, tensor: Tensor) -> bool:
@@ -89,26 +91,27 @@ def _same(parameter: object, tensor: Tensor) -> bool:
 def _slip(got: MultiHeadAttention, state: dict[str, Tensor], layer: int) -> str | None:
     """The typical slips named one by one: a causal layer, transposed weights, query and key swapped."""
     if getattr(got, "causal", False):
-        return ("the layer is causal (causal=True): BERT is an encoder, every token reads every other; build it"
-                " with causal=False")
+        return _("the layer is causal (causal=True): BERT is an encoder, every token reads every other; build it"
+                 " with causal=False")
     key = f"encoder.layer.{layer}.attention"
     query, key_weight = state[f"{key}.self.query.weight"], state[f"{key}.self.key.weight"]
     with torch.no_grad():
         got_query = getattr(getattr(got, "W_query", None), "weight", None)
         got_key = getattr(getattr(got, "W_key", None), "weight", None)
         if _same(got_query, query.T) and not _same(got_query, query):
-            return ("W_query.weight holds the checkpoint's query weight transposed: nn.Linear stores (out, in) in both"
-                    " BERT and mha_lib, so copy each weight as it is, no .T")
+            return _("W_query.weight holds the checkpoint's query weight transposed: nn.Linear stores (out, in) in both"
+                     " BERT and mha_lib, so copy each weight as it is, no .T")
         if _same(got_query, key_weight) and _same(got_key, query):
-            return ("W_query and W_key are swapped: attention.self.query goes into W_query and attention.self.key"
-                    " into W_key")
+            return _("W_query and W_key are swapped: attention.self.query goes into W_query and attention.self.key"
+                     " into W_key")
     return None
 
 
 def load_attention(fn: object, *, strict: bool = False) -> None:
     """Check ``fn(state, layer, num_heads)`` -> ``MultiHeadAttention`` against ``pretrained.load_attention_layer``."""
     if not callable(fn):
-        raise TypeError(f"fn must be your function, e.g. checks.load_attention(load_attention), got {_got(fn)}")
+        raise TypeError(_("fn must be your function, e.g. checks.load_attention(load_attention), got {got}").format(
+            got=_got(fn)))
 
     def quiet(*args: object) -> object:
         with torch.random.fork_rng(devices=[]):  # building a layer draws random weights: keep the notebook's state
