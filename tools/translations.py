@@ -358,6 +358,148 @@ def student_text(teacher_copy: Path, ref: str, edition: Edition | None = None) -
     return nbformat.writes(nb) + "\n"
 
 
+# --- The teacher's guide and notes -------------------------------------------------------------------------------
+
+TEACHING = ROOT / "teaching"
+
+
+def markdown_segments(text: str) -> list[tuple[str, str]]:
+    """``text`` as ``(kind, text)`` segments that join back to it with newlines: "text" blocks (a paragraph, a list,
+    a table, a heading), "code" blocks (a fenced block, kept whole) and "blank" lines."""
+    segments: list[tuple[str, str]] = []
+    block: list[str] = []
+    fence = None
+
+    def flush() -> None:
+        if block:
+            segments.append(("text", "\n".join(block)))
+            block.clear()
+
+    for line in text.split("\n"):
+        opening = re.match(r"^\s*(```+|~~~+)", line)
+        if fence is not None:
+            block.append(line)
+            if opening and opening.group(1).startswith(fence):
+                segments.append(("code", "\n".join(block)))
+                block.clear()
+                fence = None
+        elif opening:
+            flush()
+            fence = opening.group(1)
+            block.append(line)
+        elif not line.strip():
+            flush()
+            segments.append(("blank", line))
+        else:
+            block.append(line)
+    if fence is not None:
+        segments.append(("code", "\n".join(block)))
+    else:
+        flush()
+    return segments
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-") or "top"
+
+
+def teaching_entries(text: str) -> list[tuple[str, str]]:
+    """``(msgctxt, msgid)`` of each block of a teaching file to translate: ``msgctxt`` is its section (the slug of
+    the heading above it) and its place there ("grading-with-nbgrader 3"); fenced code is kept, not translated."""
+    found, section, place = [], "top", 0
+    for kind, block in markdown_segments(text):
+        if kind != "text":
+            continue
+        heading = re.match(r"^#{1,6} (.*)", block)
+        if heading and "\n" not in block:
+            section, place = _slug(heading.group(1)), 0
+        found.append((f"{section} {place}", block))
+        place += 1
+    return found
+
+
+def teaching_catalog_path(edition: Edition, page: Path) -> Path:
+    return edition.catalogs / "teaching" / f"{page.stem}.po"
+
+
+def merged_teaching_catalog(page: Path, old: polib.POFile | None, edition: Edition) -> polib.POFile:
+    """The catalog of the teaching file ``page``, merged as ``msgmerge`` would: a block that moved keeps its
+    translation; a block whose English changed keeps the old one, fuzzy; a new block arrives empty."""
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = header(edition)
+    if old is not None:
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
+        po.header = old.header
+    live = [e for e in old if not e.obsolete] if old is not None else []
+    exact = {(e.msgctxt, e.msgid): e for e in live}
+    by_text = {e.msgid: e for e in live if e.msgstr and "fuzzy" not in e.flags}
+    used: set[int] = set()
+    where = f"teaching/{page.name}"
+    for ctxt, msgid in teaching_entries(page.read_text(encoding="utf-8")):
+        entry = polib.POEntry(msgctxt=ctxt, msgid=msgid, msgstr="", occurrences=[(where, ctxt.split()[0])])
+        before = exact.get((ctxt, msgid)) or by_text.get(msgid)
+        if before is not None:
+            entry.msgstr, entry.flags = before.msgstr, list(before.flags)
+            entry.previous_msgid, entry.tcomment = before.previous_msgid, before.tcomment
+            used.add(id(before))
+        else:
+            candidates = [e for e in live if e.msgctxt == ctxt and id(e) not in used and e.msgstr]
+            best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
+            if best is not None and difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.5:
+                entry.msgstr, entry.flags = best.msgstr, ["fuzzy"]
+                entry.previous_msgid = best.previous_msgid if "fuzzy" in best.flags else best.msgid
+                used.add(id(best))
+        po.append(entry)
+    for e in live:
+        if id(e) not in used and e.msgstr:
+            e.obsolete = True
+            po.append(e)
+    return po
+
+
+def relocate_teaching_links(markdown: str, edition: Edition) -> str:
+    """A teaching block's links as seen from ``E/teaching/``: the edition's notebooks, student copies, README and
+    install page; any other path outside ``teaching/`` one folder further up."""
+    markdown = relocate_links(markdown, edition)  # ../notebooks, ../student stay (the edition's); others gain ../
+    markdown = re.sub(r"(\]\(|src=\"|href=\")((?:\.\./)+)INSTALL\.md", rf"\1\2{edition.install}", markdown)
+    # a file of teaching/ that is not a translated page (nbgrader_config.py) is the English folder's
+    return re.sub(r"(\]\(|src=\"|href=\")(?![a-z]+:|#|\.\./|/)([^)\"\s#]+)",
+                  lambda m: m.group(0) if m.group(2).endswith(".md") else f"{m.group(1)}../../teaching/{m.group(2)}",
+                  markdown)
+
+
+def translated_teaching(page: Path, po: polib.POFile, edition: Edition) -> str:
+    """``E/teaching/<page>``: each translated block in place (an empty or fuzzy one keeps the English)."""
+    words = translations(po)
+    out, section, place = [], "top", 0
+    for kind, block in markdown_segments(page.read_text(encoding="utf-8")):
+        if kind == "text":
+            heading = re.match(r"^#{1,6} (.*)", block)
+            if heading and "\n" not in block:
+                section, place = _slug(heading.group(1)), 0
+            block = with_stubs(relocate_teaching_links(words.get((f"{section} {place}", block), block), edition),
+                               edition)
+            place += 1
+        out.append(block)
+    return "\n".join(out)
+
+
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers of ``text``, thousands commas dropped (``1,297`` and ``1297`` are one number), sorted."""
+    return sorted(n.replace(",", "") for n in _NUMBER.findall(_CODE_SPAN.sub("", text)))
+
+
+def teaching_problems(english: str, translation: str) -> list[str]:
+    """What a teaching block's translation loses: its structure (``structure_problems``) and its numbers."""
+    problems = structure_problems(english, translation)
+    if numbers(english) != numbers(translation):
+        problems.append(f"numbers differ: English {numbers(english)}, translation {numbers(translation)}")
+    return problems
+
+
 # --- make translations ----------------------------------------------------------------------------------------------
 
 def _write(path: Path, text: str, check: bool, stale: list[Path]) -> None:
@@ -409,13 +551,40 @@ def update_teacher(path: Path, expected: nbformat.NotebookNode, check: bool) -> 
     return kind
 
 
-def execute(paths: list[Path]) -> None:
-    """Run each teacher's copy as itself, in place (``tools/execute_notebooks.py``), then its setup metadata."""
-    from execute_notebooks import execute as run
+def figure_text_path(edition: Edition) -> Path:
+    """``E/figure-text.json``: the text of every figure of the edition's notebooks, as their last run drew it."""
+    return edition.path("figure-text.json")
 
+
+def execute(paths: list[Path], edition: Edition) -> list[str]:
+    """Run each teacher's copy as itself, in place (``tools/execute_notebooks.py``); the ones that failed.
+
+    The same run records the text of every figure it draws (read from the figure objects) into
+    ``figure_text_path(edition)``, notebook by notebook, for the test that looks for English in what the
+    edition's notebooks print and draw (``tests/test_translations.py``): the notebooks run once.
+    """
+    import json
+
+    from execute_notebooks import execute as run
+    from nbclient.exceptions import CellExecutionError
+
+    sidecar = figure_text_path(edition)
+    recorded = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.exists() else {}
+    failed = []
     for path in paths:
-        elapsed = run(path, timeout=300)
+        texts: dict[str, list[str]] = {}
+        try:
+            elapsed = run(path, timeout=300, figure_text=texts)
+        except CellExecutionError as err:
+            failed.append(f"{path.relative_to(ROOT)}: {str(err).strip().splitlines()[-1][:300]}")
+            print(f"FAILED (left unexecuted): {failed[-1]}\n{str(err)[:3000]}", file=sys.stderr)
+            recorded.pop(path.name, None)
+            continue
+        recorded[path.name] = texts
         print(f"{path.relative_to(ROOT)}: executed in {elapsed:.1f} s", file=sys.stderr)
+        sidecar.write_text(json.dumps(dict(sorted(recorded.items())), ensure_ascii=False, indent=1) + "\n",
+                           encoding="utf-8")
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -427,8 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-execute", action="store_true", help="write the sources, run nothing")
     args = parser.parse_args(argv)
     stale: list[Path] = []
-    to_run: list[Path] = []
+    failed: list[str] = []
     for edition in [get(code) for code in args.edition] if args.edition else TRANSLATED:
+        to_run: list[Path] = []
         for notebook in args.notebooks or english_notebooks():
             notebook = notebook.resolve()
             path = catalog_path(edition, notebook)
@@ -440,16 +610,28 @@ def main(argv: list[str] | None = None) -> int:
             if state == "stale":
                 stale.append(teacher)
                 continue  # its student copy is compared once the teacher's copy is written
-            if state == "code":
-                to_run.append(teacher)
-            elif args.check and unexecuted(nbformat.read(teacher, as_version=4)):
-                stale.append(teacher)
-                print(f"{teacher.relative_to(ROOT)}: not executed (run `make translations`)", file=sys.stderr)
+            if state == "code" or unexecuted(nbformat.read(teacher, as_version=4)):
+                if args.check:
+                    stale.append(teacher)
+                    print(f"{teacher.relative_to(ROOT)}: not executed (run `make translations`)", file=sys.stderr)
+                else:
+                    to_run.append(teacher)
             student = edition.student / notebook.name
             _write(student, student_text(teacher, ref_of(SOURCE.student / notebook.name), edition), args.check,
                    stale)
-    if to_run and not args.no_execute:
-        execute(to_run)
+        if not args.notebooks:
+            for page in sorted(TEACHING.glob("*.md")):
+                path = teaching_catalog_path(edition, page)
+                old = polib.pofile(str(path), wrapwidth=0) if path.exists() else None
+                po = merged_teaching_catalog(page, old, edition)
+                _write(path, catalog_text(po), args.check, stale)
+                _write(edition.path("teaching") / page.name, translated_teaching(page, po, edition), args.check, stale)
+        if to_run and not args.no_execute:
+            failed += execute(to_run, edition)
+    if failed:
+        print("these notebooks failed to run (fix the code or its translation):\n  " + "\n  ".join(failed),
+              file=sys.stderr)
+        return 1
     if args.check and stale:
         print("out of date (run `make translations`): "
               + ", ".join(str(p.relative_to(ROOT)) for p in stale), file=sys.stderr)
