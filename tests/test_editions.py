@@ -78,8 +78,14 @@ def test_the_makefile_has_a_lab_and_a_test_target_per_edition(edition: Edition) 
 _GROUPED = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")
 
 
+def _html_text(html: str) -> str:
+    """The text an HTML output shows: style sheets and tags left out."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r"<style[^>]*>.*?</style>", " ", html, flags=re.S))
+
+
 def _output_texts(nb: nbformat.NotebookNode):
-    """``(cell id, text)`` of every text a code cell's outputs show (streams, plain text, HTML, errors)."""
+    """``(cell id, text)`` of every text a code cell's outputs show: streams, errors, and of a rich output the one
+    form a front end shows (its HTML or Markdown, else its plain text; a figure's ``<Figure size ...>`` aside)."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -88,10 +94,13 @@ def _output_texts(nb: nbformat.NotebookNode):
                 yield cell.id, out.get("text", "")
             elif out.get("output_type") == "error":
                 yield cell.id, f"{out.get('ename')}: {out.get('evalue')}"
-            for kind in ("text/plain", "text/html", "text/markdown"):
-                if kind in out.get("data", {}):
-                    text = out["data"][kind]
-                    yield cell.id, re.sub(r"<[^>]+>", " ", text) if kind == "text/html" else text
+            data = out.get("data", {})
+            if "text/html" in data:
+                yield cell.id, _html_text(data["text/html"])
+            elif "text/markdown" in data:
+                yield cell.id, data["text/markdown"]
+            elif "text/plain" in data and not any(kind.startswith("image/") for kind in data):
+                yield cell.id, data["text/plain"]
 
 
 def _figure_texts(edition: Edition, name: str):
@@ -144,6 +153,7 @@ true false none all none some any number numbers size sizes length lengths measu
 # English model and sentences).
 ENGLISH_KEPT = set("""
 previous token entropy bits max distance diagonal share best median ms ratio held out loss kept forward backward
+true false none
 """.split())
 
 
@@ -160,8 +170,11 @@ def _code_words(nb: nbformat.NotebookNode) -> set[str]:
 
 
 def _english_words(text: str, allowed: set[str]) -> list[str]:
-    text = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", " ", text)  # quoted on purpose
-    return [w for w in re.findall(r"[A-Za-z]+", text) if w.lower() in ENGLISH and w.lower() not in allowed]
+    """The English words of ``text``: whole words (``W_key``, ``d_model``, ``x1`` are names, not words), outside
+    quotes (English quoted on purpose) and outside ``allowed``."""
+    text = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", " ", text)
+    words = re.findall(r"(?<![\w.])[A-Za-z]+(?![\w(])", text)  # not part of a name, a dotted path or a call
+    return [w for w in words if w.lower() in ENGLISH and w.lower() not in allowed]
 
 
 @pytest.mark.parametrize("edition", TRANSLATED, ids=[e.code for e in TRANSLATED])
