@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,113 @@ def test_the_package_data_carries_the_compiled_catalog() -> None:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mha_lib"]
     mo = PO.with_suffix(".mo").relative_to(ROOT / "mha_lib")
     assert any(mo.match(pattern) for pattern in data), f"{mo} is not in pyproject's package-data for mha_lib"
+
+
+# ------------------------------------------------------------------------------------------------ what a learner reads
+
+sys.path.insert(0, str(ROOT / "tests"))
+from test_checks import CHECKS, IDS  # noqa: E402 - tests/check_cases' wrong answers, one row per check
+
+from mha_lib.checks import CheckFailed  # noqa: E402
+from mha_lib.checks._core import library_allowed  # noqa: E402
+
+# Words of English prose that no Portuguese sentence holds; code (backticks, names with _ . ( ) [ ] = and the like)
+# is taken out first, and the tensors' names the hints use as code (weights, output, layer, queries, keys) are not
+# listed. What PyTorch or Python said when the learner's code raised stays as it came ("levantou RuntimeError: ...").
+ENGLISH = {"the", "of", "and", "is", "are", "with", "expected", "got", "case", "cases", "fails", "hint",
+           "differ", "first", "index", "your", "function", "raised", "attempted", "yet", "each", "every", "must",
+           "when", "only", "than", "which", "match", "matches", "not", "from", "into", "after", "before", "result",
+           "rows", "largest", "write", "called", "yourself", "it", "this", "that", "by", "or", "an", "at", "on",
+           "to", "one", "difference", "entries", "all"}
+CODE = re.compile(r"`[^`]*`|\S*[_.()\[\]{}=<>@/*+^|&'\"\\-]\S*")
+RAISED = re.compile(r"(levantou \w+): .*")
+
+
+def english_words(text: str) -> set[str]:
+    """The words of ``text`` outside code (and outside an error's own message) that are English prose words."""
+    prose = CODE.sub(" ", RAISED.sub(r"\1", text))
+    return {w for w in re.findall(r"[^\W\d_]+", prose) if w.lower() in ENGLISH}
+
+
+def _failure(check: object, bug: object) -> list[str]:
+    """The verdict of ``check`` on a wrong answer (some wrong answers use the library's own pieces, allowed here)."""
+    with library_allowed(), pytest.raises(CheckFailed) as caught:
+        check(bug)
+    return caught.value._render_traceback_()
+
+
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_wrong_answer_gets_its_verdict_and_hint_in_portuguese(check, correct, bugs, capsys) -> None:
+    for bug, case in bugs:
+        with language("pt-BR"):
+            lines = _failure(check, bug)
+        assert lines[0].startswith(f"✗ {check.__name__}: o caso {case} de "), lines
+        assert any(line.startswith("  dica: ") for line in lines), lines
+        for line in lines:
+            assert not english_words(line), f"English in {line!r}: {english_words(line)}"
+        set_language("en")
+        english = _failure(check, bug)
+        assert english[0].startswith(f"✗ {check.__name__}: case {case} of "), english
+        assert any(line.startswith("  hint: ") for line in english), english
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_tick_and_a_stub_in_portuguese(check, correct, bugs, capsys) -> None:
+    with language("pt-BR"):
+        with library_allowed():
+            check(correct)
+        out = capsys.readouterr().out
+        assert out.startswith(f"✓ {check.__name__}: todos os ") and " casos conferem com " in out
+        assert not english_words(out), out
+        with pytest.raises(CheckFailed) as caught:
+            check(lambda *args, **kwargs: None)
+        assert str(caught.value).startswith(f"… {check.__name__}: ainda não tentado (a função devolveu None).")
+
+
+def test_every_case_name_and_hint_has_its_own_portuguese() -> None:
+    """The catalog translates every check message: none comes out the same as the English (names and codes aside)."""
+    messages = library_catalog.extract()
+    po = {e.msgid: e for e in polib.pofile(str(PO)) if not e.obsolete}
+    checks_messages = [m for m in messages.values() if any(f.startswith("mha_lib/checks/") for f, _ in m.occurrences)]
+    assert len(checks_messages) > 200
+    for message in checks_messages:
+        translated = po[message.msgid].msgstr or po[message.msgid].msgstr_plural[1]
+        assert not english_words(translated), f"{message.msgid!r} -> {translated!r}"
+
+
+def test_figure_text_follows_the_language() -> None:
+    import torch
+
+    from mha_lib import MultiHeadAttention
+    from mha_lib.plots import plot_attention_heads, plot_positional_curves
+    from mha_lib.positional import sinusoidal_table
+
+    layer = MultiHeadAttention(4, 4, None, 0.0, 2, causal=False)
+    trace = layer.trace(torch.randn(1, 3, 4))
+
+    def texts(fig: object) -> set[str]:
+        return {t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text")) if t.get_text()}
+
+    with language("pt-BR"):
+        heads = texts(plot_attention_heads(trace, ["a", "b", "c"]))
+        curves = texts(plot_positional_curves(sinusoidal_table(10, 16)))
+    assert {"cabeça 0", "cabeça 1", "chaves", "consultas"} <= heads and not {"head 0", "keys", "queries"} & heads
+    assert {"linha (posição)", "valor", "col. 6"} <= curves
+    english = texts(plot_attention_heads(trace, ["a", "b", "c"]))
+    assert {"head 0", "head 1", "keys", "queries"} <= english
+
+
+def test_show_diagram_picks_the_languages_picture() -> None:
+    from mha_lib.notebook import diagram_names, diagram_path, show_diagram
+
+    for name in diagram_names():
+        english = diagram_path(name, "en")
+        portuguese = diagram_path(name, "pt-BR")
+        assert english.name == portuguese.name == f"{name}.png"
+        assert portuguese.parent.name == "pt-BR", f"{name}: no Portuguese drawing in images/pt-BR/"
+        with language("pt-BR"):
+            shown = show_diagram(name, "descrição")
+        assert shown.png == portuguese.read_bytes() != english.read_bytes()
+        assert repr(shown) == f"[diagrama {name}: descrição]"
+        assert show_diagram(name, "description").png == english.read_bytes()

@@ -145,6 +145,13 @@ def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
+def _what(value: object) -> str:
+    """What came, for a verdict, in the library's language: ``a Tensor of shape (2, 3)``, ``float 2.0``."""
+    if isinstance(value, Tensor):
+        return _("a Tensor of shape {shape}").format(shape=tuple(value.shape))
+    return _got(value)
+
+
 def _index(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
     out = []
     for size in reversed(shape):
@@ -162,7 +169,7 @@ def difference(expected: object, got: object, *, rtol: float = 1e-4, atol: float
     if isinstance(expected, (tuple, list)) and not isinstance(expected, str):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             return _("expected {count} results (a {kind}), got {got}").format(
-                count=len(expected), kind=type(expected).__name__, got=_got(got))
+                count=len(expected), kind=type(expected).__name__, got=_what(got))
         for position, (e, g) in enumerate(zip(expected, got)):
             found = difference(e, g, rtol=rtol, atol=atol)
             if found:
@@ -170,9 +177,9 @@ def difference(expected: object, got: object, *, rtol: float = 1e-4, atol: float
         return None
     if not isinstance(expected, Tensor):
         return None if got == expected else _("expected {expected}, got {got}").format(expected=repr(expected),
-                                                                                          got=_got(got))
+                                                                                          got=_what(got))
     if not isinstance(got, Tensor):
-        return _("expected a tensor of shape {shape}, got {got}").format(shape=tuple(expected.shape), got=_got(got))
+        return _("expected a tensor of shape {shape}, got {got}").format(shape=tuple(expected.shape), got=_what(got))
     if got.shape != expected.shape:
         return _("expected shape {expected}, got {got}").format(expected=tuple(expected.shape), got=tuple(got.shape))
     if expected.dtype == torch.bool or got.dtype == torch.bool:
