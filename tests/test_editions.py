@@ -45,6 +45,14 @@ def test_the_table_has_the_source_first_and_every_field() -> None:
         editions.get("xx")
 
 
+def test_mha_lib_speaks_every_edition() -> None:
+    """Each edition's setup cell calls ``setup(language=CODE)``: the library must know every code of the table."""
+    from mha_lib.i18n import available_languages
+
+    assert [e.code for e in EDITIONS] == [c for c in available_languages() if c in {e.code for e in EDITIONS}]
+    assert {e.code for e in EDITIONS} <= set(available_languages())
+
+
 def test_the_command_line_names_folders_for_the_makefile(capsys) -> None:
     assert editions.main(["folder", "pt-BR"]) == 0
     assert capsys.readouterr().out.strip() == "pt-BR/notebooks"

@@ -11,6 +11,8 @@ token; ``python_tokens`` joins the pieces back into one ``STRING`` token, so eve
   runs of 2+ letters separated by spaces, with a space of its own among them (``"rows sum to 1"``,
   ``f"{n} heads, one per row"``, a docstring; ``"encoder.layer.{i}.attention"`` is a key, not words), unless it
   is given to a keyword that takes a setting (``loc="upper left"``, ``textcoords=...``: ``SETTING_KEYWORDS``);
+- or a literal printed as it is (an argument of ``print(...)`` itself) holding a word of 2+ letters that stands
+  alone (``"of W_Q"``, ``"ids:"``; not ``"W_Q"``);
 - or a literal of one word given as a figure's or a table's text (``title=``, ``xlabel=``, ``label=``...,
   ``set_title(...)``, ``print(...)``: ``LABEL_KEYWORDS``, ``LABEL_CALLS``).
 
@@ -93,6 +95,7 @@ class Literal(NamedTuple):
     body: str
     label: bool  # one word given as a figure's or a table's text (title=..., set_xlabel(...))
     setting: bool = False  # given to a keyword that takes a setting (loc="upper left"): never words
+    printed: bool = False  # an argument of print(...) itself (not of a call inside it)
 
     @property
     def is_f(self) -> bool:
@@ -130,7 +133,14 @@ def literals(source: str) -> list[Literal]:
     found = []
     significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
                                                          tokenize.INDENT, tokenize.DEDENT)]
+    calls: list[str | None] = []  # the enclosing brackets, innermost last: a call's name, or None
     for index, token in enumerate(significant):
+        if token.type == tokenize.OP and token.string in "([{":
+            before_name = significant[index - 1] if index else None
+            calls.append(before_name.string if token.string == "(" and before_name is not None
+                         and before_name.type == tokenize.NAME else None)
+        elif token.type == tokenize.OP and token.string in ")]}" and calls:
+            calls.pop()
         if token.type != tokenize.STRING:
             continue
         prefix, quote, body = split_literal(token.string)
@@ -142,7 +152,8 @@ def literals(source: str) -> list[Literal]:
         setting = len(before) >= 2 and before[-1] == "=" and before[-2] in SETTING_KEYWORDS
         begin = starts[token.start[0] - 1] + token.start[1]
         end = starts[token.end[0] - 1] + token.end[1]
-        found.append(Literal(begin, end, prefix, quote, body, label, setting))
+        printed = bool(calls) and calls[-1] == "print" and not setting
+        found.append(Literal(begin, end, prefix, quote, body, label, setting, printed))
     return found
 
 
@@ -198,6 +209,7 @@ def words_of(body: str) -> str:
 
 
 _TWO_WORDS = re.compile(r"[A-Za-z]{2,}[^\sA-Za-z0-9_]*\s+[^\sA-Za-z0-9_]*[A-Za-z]{2,}")
+_WORD = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?![\w(.])")  # a word standing alone, not part of a name or a path
 _ONE_WORD = re.compile(r"^\W*[A-Za-z][A-Za-z-]+\W*$")
 
 
@@ -210,6 +222,8 @@ def is_words(literal: Literal) -> bool:
     for field in _fields(literal.body):
         bare = bare.replace(field, "")
     if literal.label and _ONE_WORD.match(text.strip()):
+        return True
+    if literal.printed and _WORD.search(text):
         return True
     return bool(re.search(r"\s", _ESCAPE.sub("", bare))) and bool(_TWO_WORDS.search(text))
 

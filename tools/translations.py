@@ -3,7 +3,9 @@
 Usage: ``python tools/translations.py [--edition pt-BR] [notebooks/NN_x.ipynb ...]`` (``make translations``: every
 translated edition, every notebook); ``--check`` writes and executes nothing and exits 1 if a catalog or a notebook of
 an edition is out of date (its sources: the outputs are the edition's own, from its own run); ``--no-execute``
-writes the sources and leaves the notebooks whose code changed unexecuted (``--check`` then reports them).
+writes the sources and leaves the notebooks whose code changed unexecuted (``--check`` then reports them);
+``--run-all`` runs every notebook of the edition (after a change to ``mha_lib``, whose words the outputs show).
+Without notebook arguments it also writes the teacher's guide and notes (3. below).
 
 For each translated edition ``E`` of the table (``tools/editions.py``; pt-BR today):
 
@@ -28,6 +30,10 @@ For each translated edition ``E`` of the table (``tools/editions.py``; pt-BR tod
    code changed is executed again; a markdown-only change keeps the outputs. ``E/student/`` is made from it exactly
    as ``make student`` makes ``student/`` (``tools/student_edition.py``), with the note and nbgrader's stubs in the
    edition's language.
+3. **The teacher's guide and notes.** ``teaching/*.md`` -> ``locale/<E.gettext>/teaching/*.po`` (one entry per
+   markdown block; fenced code is copied) -> ``E/teaching/*.md``, merged and written the same way. The pages the
+   table lists under the edition's ``teaching`` are translated in full (the test refuses an empty entry there); the
+   others show English where an entry is empty.
 """
 
 from __future__ import annotations
@@ -594,6 +600,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="a translated edition (repeatable; default: every one in locale/editions.toml)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
     parser.add_argument("--no-execute", action="store_true", help="write the sources, run nothing")
+    parser.add_argument("--run-all", action="store_true",
+                        help="run every notebook of the edition, not only those whose code changed (after a change to"
+                             " mha_lib, whose messages, tables and figures the outputs show)")
     args = parser.parse_args(argv)
     stale: list[Path] = []
     failed: list[str] = []
@@ -610,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
             if state == "stale":
                 stale.append(teacher)
                 continue  # its student copy is compared once the teacher's copy is written
-            if state == "code" or unexecuted(nbformat.read(teacher, as_version=4)):
+            if state == "code" or args.run_all or unexecuted(nbformat.read(teacher, as_version=4)):
                 if args.check:
                     stale.append(teacher)
                     print(f"{teacher.relative_to(ROOT)}: not executed (run `make translations`)", file=sys.stderr)
