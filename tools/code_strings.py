@@ -11,10 +11,9 @@ token; ``python_tokens`` joins the pieces back into one ``STRING`` token, so eve
   runs of 2+ letters separated by spaces, with a space of its own among them (``"rows sum to 1"``,
   ``f"{n} heads, one per row"``, a docstring; ``"encoder.layer.{i}.attention"`` is a key, not words), unless it
   is given to a keyword that takes a setting (``loc="upper left"``, ``textcoords=...``: ``SETTING_KEYWORDS``);
-- or a literal printed as it is (an argument of ``print(...)`` itself) holding a word of 2+ letters that stands
-  alone (``"of W_Q"``, ``"ids:"``; not ``"W_Q"``);
-- or a literal of one word given as a figure's or a table's text (``title=``, ``xlabel=``, ``label=``...,
-  ``set_title(...)``, ``print(...)``: ``LABEL_KEYWORDS``, ``LABEL_CALLS``).
+- or a literal printed or drawn as it is, holding a word of 2+ letters that stands alone (``"of W_Q"``, ``"ids:"``,
+  ``"keys"``; not ``"W_Q"``): an argument of ``print(...)`` itself, or a figure's or a table's text (``title=``,
+  ``xlabel=``, ``label=``..., ``set_title(...)``, ``suptitle(...)``: ``LABEL_KEYWORDS``, ``LABEL_CALLS``).
 
 Identifiers, dictionary keys, paths, modes and format specs are single words without spaces (``"weights"``,
 ``"sdpa"``, ``"images/x.png"``), so they are never translated. A multi-word literal that code compares or uses as
@@ -208,9 +207,8 @@ def words_of(body: str) -> str:
     return _ESCAPE.sub(" ", _PERCENT.sub(" ", text))
 
 
-_TWO_WORDS = re.compile(r"[A-Za-z]{2,}[^\sA-Za-z0-9_]*\s+[^\sA-Za-z0-9_]*[A-Za-z]{2,}")
+_TWO_WORDS = re.compile(r"[A-Za-z]{2,}(?:[^\sA-Za-z0-9_]*\s+)+[^\sA-Za-z0-9_]*[A-Za-z]{2,}")
 _WORD = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?![\w(.])")  # a word standing alone, not part of a name or a path
-_ONE_WORD = re.compile(r"^\W*[A-Za-z][A-Za-z-]+\W*$")
 
 
 def is_words(literal: Literal) -> bool:
@@ -221,9 +219,7 @@ def is_words(literal: Literal) -> bool:
     bare = literal.body
     for field in _fields(literal.body):
         bare = bare.replace(field, "")
-    if literal.label and _ONE_WORD.match(text.strip()):
-        return True
-    if literal.printed and _WORD.search(text):
+    if (literal.label or literal.printed) and _WORD.search(text):
         return True
     return bool(re.search(r"\s", _ESCAPE.sub("", bare))) and bool(_TWO_WORDS.search(text))
 
