@@ -181,7 +181,7 @@ def _english_words(text: str, allowed: set[str]) -> list[str]:
     """The English words of ``text``: whole words (``W_key``, ``d_model``, ``x1`` are names, not words), outside
     quotes (English quoted on purpose) and outside ``allowed``."""
     text = re.sub(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`", " ", text)
-    words = re.findall(r"(?<![\w.])[A-Za-z]+(?![\w(])", text)  # not part of a name, a dotted path or a call
+    words = re.findall(r"(?<![\w.])[A-Za-z]+(?![\w(=])", text)  # not part of a name, a path, a call or a keyword
     return [w for w in words if w.lower() in ENGLISH and w.lower() not in allowed]
 
 
