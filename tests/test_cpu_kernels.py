@@ -224,3 +224,13 @@ def test_a_set_that_is_not_what_it_claims_fails_without_running(monkeypatch: pyt
     assert cpu_kernels.main([]) == 1
     assert [name for name, _ in ran] == ["avx2"]
     assert "FAILED kernel set default: PyTorch reports AVX2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("probe", "same"), [
+    ({"capability": "AVX2", "onednn": "Intel AVX2", "mkl": ""}, "avx2"),  # an AVX2-only AMD: make test ran avx2
+    ({"capability": "AVX512", "onednn": "Intel AVX-512 with AVX512BW", "mkl": "Intel(R) AVX-512"}, "avx512"),
+    ({"capability": "AVX512", "onednn": "Intel AVX10.1 and Intel AMX with bfloat16", "mkl": ""}, None),  # AMX
+    ({"capability": "SVE256", "onednn": "", "mkl": ""}, None),  # an ARM CPU: no x86 set is its own run
+])
+def test_only_a_set_that_is_exactly_the_native_run_can_be_skipped(probe: dict[str, str], same: str | None) -> None:
+    assert cpu_kernels.same_as_native(probe) == same

@@ -6,6 +6,9 @@ checkout's tracked files (what a student unzips), with two substitutions: the pa
 checkout instead of GitHub's zip of ``main``, and the constraints from this checkout's ``requirements.txt``
 instead of GitHub's. Then every notebook of ``student/`` runs top to bottom in a kernel of that venv: the only
 errors allowed are the check cells' "not attempted yet" (``CheckFailed``, in cells tagged ``raises-exception``).
+``MHA_STUDENT_FOLDERS`` (comma-separated, default ``student``) chooses the student copies: CI runs the translated
+editions' (``pt-BR/student``...), whose code is the English copies' token for token (the parity test), while the
+English ones run under Colab's runtime in ``make test-kit``, so that each edition's copies run once.
 The Windows lines cannot run here; a fast test checks that they install the same packages.
 """
 
@@ -30,9 +33,19 @@ RUNNER = r'''
 import sys, time, nbformat
 from pathlib import Path
 from nbclient import NotebookClient
+from mha_lib.i18n import _, available_languages, language
+
+# A check's verdict on an untouched stub, in every language the library speaks (a translated edition's copies
+# set theirs in the setup cell): "not attempted yet", "ainda não tentado"...
+UNTOUCHED = []
+for code in available_languages():
+    with language(code):
+        UNTOUCHED.append(_("… {title}: not attempted yet (the function returned None). Write its body in place of"
+                           " `pass`, `return` the result, then run this cell again.").split("{title}")[1].split("(")[0])
 
 failed = 0
-for path in sorted(Path("student").glob("[0-9][0-9]_*.ipynb")):
+folders = sys.argv[1].split(",") if len(sys.argv) > 1 else ["student"]
+for path in [p for folder in folders for p in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb"))]:
     start = time.perf_counter()
     nb = nbformat.read(path, as_version=4)
     problems = []
@@ -46,9 +59,9 @@ for path in sorted(Path("student").glob("[0-9][0-9]_*.ipynb")):
             if out.get("output_type") != "error":
                 continue
             tagged = "raises-exception" in cell.metadata.get("tags", [])
-            if not (tagged and out.ename == "CheckFailed" and "not attempted yet" in out.evalue):
+            if not (tagged and out.ename == "CheckFailed" and any(u in out.evalue for u in UNTOUCHED)):
                 problems.append(f"cell {index}: {out.ename}: {out.evalue[:300]}")
-    print(f"{path.name}: {'ok' if not problems else 'FAILED'} ({time.perf_counter() - start:.0f} s)", flush=True)
+    print(f"{path}: {'ok' if not problems else 'FAILED'} ({time.perf_counter() - start:.0f} s)", flush=True)
     for problem in problems:
         print(f"  - {problem}", flush=True)
     failed += bool(problems)
@@ -137,8 +150,10 @@ def test_the_documented_install_runs_every_student_notebook(scratch: Path) -> No
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "install test", "language": "python"}))
-    run = subprocess.run([str(python), "-c", RUNNER], cwd=folder, env=env, capture_output=True, text=True,
-                         timeout=1800)
+    folders = os.environ.get("MHA_STUDENT_FOLDERS", "student")
+    assert all((folder / f).is_dir() for f in folders.split(",")), f"MHA_STUDENT_FOLDERS names no folder: {folders}"
+    run = subprocess.run([str(python), "-c", RUNNER, folders], cwd=folder, env=env, capture_output=True, text=True,
+                         timeout=2400)
     print(run.stdout)
     assert run.returncode == 0, f"student notebooks failed in the installed venv:\n{run.stdout}\n{run.stderr[-2000:]}"
 

@@ -240,3 +240,12 @@ def test_a_cell_tagged_raises_exception_is_not_a_failure() -> None:
     assert len(cell_report.problems([cell])) == 1
     cell.metadata["tags"] = ["raises-exception"]
     assert cell_report.problems([cell]) == []
+
+
+def test_rotate_runs_each_seed_once_with_the_kernel_sets_in_turn() -> None:
+    assert seeds.pairs([1, 2, 3, 4, 5], ["default", "avx2", "avx512"], "rotate") == [
+        (1, "default"), (2, "avx2"), (3, "avx512"), (4, "default"), (5, "avx2")]
+    every = seeds.pairs([1, 2], ["default", "avx2"], "all")
+    assert every == [(1, "default"), (1, "avx2"), (2, "default"), (2, "avx2")]
+    with pytest.raises(ValueError, match="pairing must be"):
+        seeds.pairs([1], ["default"], "some")

@@ -13,6 +13,9 @@ verbose line names an instruction set: on Intel CPUs) must stay within it. No se
 bit (MKL also picks code by CPU vendor, and ARM has kernels of its own): the notebooks print what is stable,
 rounded, and keep the rest in ignored cells beside asserts with margins.
 
+``--skip-native`` (CI) leaves out the set that is exactly what this CPU runs by itself (``avx2`` on an AVX2-only
+CPU): ``make test`` has just run every notebook strictly with those kernels. On a CPU with AMX no set is.
+
 Every run has one intra-op thread (``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1``), so the sets run side by side,
 ``--jobs`` at a time (default: the cores this process may use). A set that has more cores than it needs to itself
 (one set on two cores) spreads its notebooks over them with ``pytest -n K --dist loadfile``, unless the pytest
@@ -105,10 +108,28 @@ def problems_of(name: str, probe: dict[str, str]) -> list[str]:
     return problems
 
 
+def native_probe() -> dict[str, str]:
+    """What PyTorch, oneDNN and MKL pick here by themselves (a probe with no kernel-set variable)."""
+    clean = {k: v for k, v in os.environ.items() if k not in KERNEL_SETS["default"]}
+    return parse_probe(_probe_output(clean))
+
+
 def native_capability() -> str:
     """The kernel set PyTorch picks here by itself (``DEFAULT``, ``AVX2``, ``AVX512``, or an ARM name)."""
-    clean = {k: v for k, v in os.environ.items() if k not in KERNEL_SETS["default"]}
-    return parse_probe(_probe_output(clean))["capability"]
+    return native_probe()["capability"]
+
+
+def same_as_native(probe: dict[str, str]) -> str | None:
+    """The kernel set that is exactly what this CPU runs by itself, or None.
+
+    On an AVX2-only CPU the ``avx2`` set is the native run (PyTorch, oneDNN and MKL all stay within AVX2), so
+    ``make test``, which runs every notebook natively, has already run it. On a CPU with AMX, oneDNN's own
+    choice (AMX) is above every set's ceiling, so no set is the native run.
+    """
+    name = set_name(probe["capability"])
+    if name not in ORDER or problems_of(name, probe):
+        return None
+    return name
 
 
 def offered(native: str | None = None) -> list[str]:
@@ -222,10 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", help="comma-separated kernel sets (default: every one this CPU offers)")
     parser.add_argument("--jobs", type=int, default=cores(), help="single-threaded runs at a time (default: cores)")
     parser.add_argument("--logs", type=Path, help="folder for each set's log (default: a temporary one)")
+    parser.add_argument("--skip-native", action="store_true",
+                        help="skip the set that is exactly this CPU's own run (CI: `make test` ran it)")
     args, pytest_args = parser.parse_known_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    available = offered()
+    native = native_probe()
+    available = offered(native["capability"])
     wanted = args.sets.split(",") if args.sets else available
     unknown = [s for s in wanted if s not in KERNEL_SETS]
     if unknown:
@@ -235,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in wanted:
         if name not in available:
             print(f"SKIPPED kernel set {name}: this CPU runs {', '.join(available)}", flush=True)
+            continue
+        if args.skip_native and name == same_as_native(native):
+            print(f"SKIPPED kernel set {name}: it is this CPU's own run, which `make test` ran", flush=True)
             continue
         problems = verify(name)
         if problems:

@@ -5,6 +5,8 @@ executing; ``--check`` writes nothing and exits 1 if a notebook is out of sync).
 source change (ids and outputs stay); idempotent: a second run changes nothing.
 
 1. **Setup cell.** The first code cell is ``tools/setup_cell.py``'s template.
+   **References.** The cell before the closing "Next" cell lists the works the notebook cites
+   (``tools/references.py``, from ``references.bib``).
 2. **Solutions collapsed.** Every nbgrader solution cell gets ``jupyter.source_hidden`` and ``outputs_hidden``:
    JupyterLab shows a collapsed answer until the reader expands it.
 3. **Slides.** Every cell gets ``slideshow.slide_type``, so the notebook presents as a slideshow (RISE in
@@ -43,6 +45,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import references  # noqa: E402
 from notebook_files import run_over_notebooks  # noqa: E402
 from setup_cell import setup_source  # noqa: E402
 
@@ -181,7 +184,7 @@ def _set(cell: nbformat.NotebookNode, key: str, values: dict) -> bool:
 
 
 def apply(nb: nbformat.NotebookNode, name: str) -> bool:
-    """Setup cell, collapsed solutions, slide types and RISE settings, in place; True if anything changed."""
+    """Setup cell, References cell, collapsed solutions, slide types and RISE settings, in place; True if changed."""
     setup = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     if setup is None:
         raise ValueError(f"{name}: expected a setup cell (a code cell), found no code cell")
@@ -190,6 +193,7 @@ def apply(nb: nbformat.NotebookNode, name: str) -> bool:
     if setup.source != wanted:
         setup.source = wanted
         changed = True
+    changed |= references.sync(nb)[0]
     for cell in nb.cells:
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
             changed |= _set(cell, "jupyter", {"source_hidden": True, "outputs_hidden": True})
