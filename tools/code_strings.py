@@ -221,7 +221,7 @@ def is_words(literal: Literal) -> bool:
         bare = bare.replace(field, "")
     if (literal.label or literal.printed) and _WORD.search(text):
         return True
-    return bool(re.search(r"\s", _ESCAPE.sub("", bare))) and bool(_TWO_WORDS.search(text))
+    return bool(re.search(r"\s", _ESCAPE.sub(" ", bare))) and bool(_TWO_WORDS.search(text))
 
 
 def replace_literals(source: str, translate) -> str:
