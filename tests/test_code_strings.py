@@ -64,5 +64,11 @@ def test_escapes_and_replacement() -> None:
     assert out == 'print("de W_Q", f"{n} cabeças")  # two\n'
 
 
+def test_an_escaped_newline_separates_words_and_a_key_is_not_words() -> None:
+    cell = 'ticks = ["per-sequence\\ngradient", f"layer.{i}.attention."]'
+    found = {lit.body: is_words(lit) for lit in literals(cell)}
+    assert found == {"per-sequence\\ngradient": True, "layer.{i}.attention.": False}
+
+
 def test_an_unreadable_cell_has_no_literals() -> None:
     assert python_tokens("def (:\n") is None and literals("def (:\n") == []
