@@ -35,6 +35,7 @@ from torch.utils.hooks import RemovableHandle
 from mha_lib import toy
 from mha_lib._validate import _got, _shape, check_int, check_tensor
 from mha_lib.heads import head_index
+from mha_lib.i18n import N_
 from mha_lib.mha import AttentionTrace, MultiHeadAttention, on_head
 
 
@@ -283,11 +284,11 @@ def _sentence_scores(weights: Tensor, n: int) -> dict[str, Tensor]:
     """The detector scores ``(L, h)`` of one sentence: ``weights`` ``(L, h, T, T)``, its first ``n`` tokens real."""
     w = [layer[:, :n, :n] for layer in weights]  # L x (h, n, n): real queries and keys only
     return {
-        "previous token": torch.stack([toy.previous_token_score(x) for x in w]),
-        "next token": torch.stack([next_token_score(x) for x in w]),
+        N_("previous token"): torch.stack([toy.previous_token_score(x) for x in w]),
+        N_("next token"): torch.stack([next_token_score(x) for x in w]),
         "[CLS]": torch.stack([toy.bos_share(x) for x in w]),  # key 0, from queries 1 .. n-1
         "[SEP]": torch.stack([toy.bos_share(x.flip((-2, -1))) for x in w]),  # key n-1, from queries 0 .. n-2
-        "entropy (bits)": torch.stack([entropy_bits(x) for x in w]),
+        N_("entropy (bits)"): torch.stack([entropy_bits(x) for x in w]),
     }
 
 

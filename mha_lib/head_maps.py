@@ -21,7 +21,7 @@ from torch import Tensor
 
 from mha_lib._validate import _got, _shape, check_finite, check_number, check_tensor
 from mha_lib.heads import head_label
-from mha_lib.i18n import _
+from mha_lib.i18n import _, key_name
 
 
 def _mosaic(weights: np.ndarray, gap: int) -> np.ndarray:
@@ -163,7 +163,7 @@ def plot_head_maps(
         ax.set_yticks(range(layers), [_("layer {layer}").format(layer=layer) for layer in range(layers)], fontsize=9)
         ax.tick_params(length=0)
         ax.set_xlabel(_("head"), fontsize=9, labelpad=2)
-        ax.set_title(name, fontsize=11)
+        ax.set_title(key_name(name), fontsize=11)
         cax = fig.add_axes(((x0 + map_w + 0.12) / fig_w, y0 / fig_h, 0.13 / fig_w, map_h / fig_h))
         fig.colorbar(image, cax=cax).ax.tick_params(labelsize=8)
     if title:

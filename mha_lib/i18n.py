@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
-           "language", "ngettext", "set_language"]
+__all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "N_", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
+           "key_name", "language", "ngettext", "set_language"]
 
 DOMAIN = "mha_lib"
 """gettext's domain: the catalogs are ``mha_lib/locale/<gettext>/LC_MESSAGES/mha_lib.po`` and ``.mo``."""
@@ -52,7 +52,7 @@ def _catalog_folders() -> dict[str, str]:
     locale = files("mha_lib").joinpath("locale")
     if locale.is_dir():
         for folder in locale.iterdir():
-            if folder.joinpath("LC_MESSAGES", f"{DOMAIN}.mo").is_file():
+            if folder.joinpath("LC_MESSAGES").joinpath(f"{DOMAIN}.mo").is_file():
                 found[_edition_code(folder.name)] = folder.name
     return dict(sorted(found.items()))
 
@@ -79,8 +79,8 @@ def _translations(code: str) -> gettext.NullTranslations:
     if code == SOURCE_LANGUAGE:
         return gettext.NullTranslations()
     folder = _catalog_folders()[code]
-    data = files("mha_lib").joinpath("locale", folder, "LC_MESSAGES", f"{DOMAIN}.mo").read_bytes()
-    return gettext.GNUTranslations(io.BytesIO(data))
+    mo = files("mha_lib").joinpath("locale").joinpath(folder).joinpath("LC_MESSAGES").joinpath(f"{DOMAIN}.mo")
+    return gettext.GNUTranslations(io.BytesIO(mo.read_bytes()))
 
 
 def _from_environment() -> str:
@@ -139,3 +139,17 @@ def _(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """``singular`` or ``plural`` as ``n`` asks, in the current language (whose catalog knows its plural rule)."""
     return _translations(_current).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 - gettext's name for a marker
+    """``message`` itself, marked for the catalog: a data key (a table's column name) that stays English as data.
+
+    Code indexes such a key (``scores["previous token"]``), so it never changes; a figure that shows it as a word
+    (a title, a tick label) asks ``key_name(key)`` for it in the current language.
+    """
+    return message
+
+
+def key_name(key: object) -> str:
+    """``str(key)`` as a word in the current language: its translation when it was marked with ``N_``, else itself."""
+    return _translations(_current).gettext(str(key))

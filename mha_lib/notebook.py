@@ -99,14 +99,14 @@ def diagram_path(name: str, language: str | None = None) -> Traversable | Path:
     drawings, falls back to the English ``images/<name>.png``.
     """
     code = get_language() if language is None else language
-    translated = _images().joinpath(code, f"{name}.png")
+    translated = _images().joinpath(code).joinpath(f"{name}.png")  # one step at a time: a MultiplexedPath
     return translated if code != "en" and translated.is_file() else _images().joinpath(f"{name}.png")
 
 
 class Diagram:
     """One diagram of ``images/`` as a cell output: the PNG where pictures show, its description as text.
 
-    The picture is the one of the library's language when the diagram was asked for (``diagram_path``).
+    The picture and the text are those of the library's language when the diagram was asked for (``diagram_path``).
     """
 
     def __init__(self, name: str, description: str) -> None:
@@ -116,12 +116,13 @@ class Diagram:
             raise ValueError(f"name must be one of the diagrams in images/ ({', '.join(diagram_names())}), "
                              f"got {name!r}")
         self.png = diagram_path(name).read_bytes()
+        self.text = _("[diagram {name}: {description}]").format(name=name, description=description)
 
     def _repr_png_(self) -> bytes:
         return self.png
 
     def __repr__(self) -> str:
-        return _("[diagram {name}: {description}]").format(name=self.name, description=self.description)
+        return self.text
 
 
 def show_diagram(name: str, description: str) -> Diagram:

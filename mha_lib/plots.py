@@ -33,7 +33,7 @@ from mha_lib._validate import (
     check_tokens,
 )
 from mha_lib.heads import head_label
-from mha_lib.i18n import _
+from mha_lib.i18n import _, key_name
 from mha_lib.trace import AttentionTrace, check_trace
 
 
@@ -298,7 +298,7 @@ def plot_head_table(
         raise TypeError(f"by_column must be True or False, got {type(by_column).__name__} {by_column!r}")
     data = table.to_numpy(dtype=float)
     check_finite("table", data)
-    labels = [str(c) for c in table.columns]
+    labels = [key_name(c) for c in table.columns]  # a library's column name in the current language
     if by_column:
         limits = _column_ranges(table, data, ranges)
         shade = np.stack([(data[:, j] - lo) / (hi - lo) for j, (lo, hi) in enumerate(limits)], axis=1)

@@ -19,7 +19,7 @@ from pandas.io.formats.style import Styler
 from torch import Tensor
 
 from mha_lib._validate import check_finite, check_index, check_int, check_tokens
-from mha_lib.i18n import _
+from mha_lib.i18n import N_, _
 from mha_lib.trace import AttentionTrace, check_trace
 
 STYLER_UUID = "mha"  # styled tables get the id ``mha_<hash of what they show>``: identical HTML from run to run
@@ -252,10 +252,10 @@ def head_summary(trace: AttentionTrace | Tensor, *, batch: int = 0, mask: Tensor
         return [float(x[h][live[h]].mean()) for h in range(w.shape[0])]
 
     columns = {
-        "entropy (bits)": mean(entropy),
-        "max entropy (bits)": mean(max_entropy),
-        "mean distance": mean(distance),
+        N_("entropy (bits)"): mean(entropy),
+        N_("max entropy (bits)"): mean(max_entropy),
+        N_("mean distance"): mean(distance),
     }
     if tq == tk:
-        columns["diagonal share"] = mean(torch.diagonal(w, dim1=-2, dim2=-1))
+        columns[N_("diagonal share")] = mean(torch.diagonal(w, dim1=-2, dim2=-1))
     return pd.DataFrame(columns, index=pd.Index([f"head {h}" for h in range(w.shape[0])], name="head"))

@@ -30,8 +30,13 @@ def _english_after() -> object:
     set_language(before)
 
 
-def test_the_languages_are_english_and_each_catalog_shipped() -> None:
-    assert i18n.available_languages() == ("en", "pt-BR")
+def test_the_library_speaks_every_edition_of_the_table() -> None:
+    """locale/editions.toml lists the editions; the library has a catalog for each (and for nothing else)."""
+    import tomllib
+
+    table = tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
+    assert set(i18n.available_languages()) == {row["code"] for row in table}
+    assert i18n.available_languages()[0] == "en"
 
 
 def test_english_is_the_default_without_the_environment_variable() -> None:
@@ -234,3 +239,60 @@ def test_show_diagram_picks_the_languages_picture() -> None:
         assert shown.png == portuguese.read_bytes() != english.read_bytes()
         assert repr(shown) == f"[diagrama {name}: descrição]"
         assert show_diagram(name, "description").png == english.read_bytes()
+
+
+def test_a_wheel_carries_the_catalog_and_the_diagrams_and_speaks_portuguese(tmp_path: Path) -> None:
+    """Built and installed apart from this checkout, mha_lib still speaks Portuguese and draws its diagrams."""
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "wheel"), str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
+    (wheel,) = (tmp_path / "wheel").glob("mha_lib-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "mha_lib/locale/pt_BR/LC_MESSAGES/mha_lib.mo" in names
+    assert {f"mha_lib/images/pt-BR/{p.name}" for p in (ROOT / "images" / "pt-BR").glob("*.png")} <= names
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(tmp_path / "site"),
+                    str(wheel)], check=True, capture_output=True)
+    code = ("import mha_lib.i18n as i, mha_lib.notebook as n; i.set_language('pt-BR'); "
+            "print(i.__file__); print(i._('hint: {hint}')); print(n.diagram_path('04_mask_polarity').parent.name)")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out[0].startswith(str(tmp_path / "site")), out
+    assert out[1:] == ["dica: {hint}", "pt-BR"]
+
+
+def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> None:
+    """``scores["previous token"]`` works in every language; the figure of the table names it in Portuguese."""
+    import pandas as pd
+
+    from mha_lib.i18n import key_name
+    from mha_lib.plots import plot_head_table
+
+    table = pd.DataFrame({"previous token": [0.9, 0.1], "induction": [0.2, 0.8]},
+                         index=pd.MultiIndex.from_tuples([(0, 0), (0, 1)]))
+    with language("pt-BR"):
+        assert key_name("previous token") == "token anterior" and key_name("L0H1") == "L0H1"
+        ticks = [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()]
+    assert ticks == ["token anterior", "indução"]
+    assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
+
+
+@pytest.mark.parametrize("catalog", [PO, ROOT / "locale" / "pt_BR" / "images.po"], ids=["mha_lib.po", "images.po"])
+def test_the_library_and_the_diagrams_follow_the_glossary(catalog: Path) -> None:
+    """No form that locale/pt_BR/GLOSSARY.md's "Evitar" column lists, in a message or a diagram's words."""
+    lines = (ROOT / "locale" / "pt_BR" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    header = next(line for line in lines if line.startswith("| Inglês"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+    avoided = []
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        listed = line.startswith("|") and len(cells) > column and cells[0] != "Inglês"
+        if listed and not set(cells[column]) <= set("- "):
+            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+    assert avoided
+    po = polib.pofile(str(catalog))
+    words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
+    found = [t for t in avoided if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    assert not found, f"{catalog.name}: the glossary says to avoid {found}"

@@ -1,4 +1,5 @@
-"""images/: each PNG is made by a script in images/src/ and up to date; figure 03 shows what notebook 03 computes."""
+"""images/: each PNG is made by a script in images/src/ and up to date, in English and in each edition's language
+(images/pt-BR/, words from locale/pt_BR/images.po); figure 03 shows what notebook 03 computes."""
 
 from __future__ import annotations
 
@@ -27,6 +28,69 @@ def _figures() -> dict[str, Figure]:
     return {stem: make() for stem, make in _make_figures()["registry"]().items()}
 
 
+def _languages() -> list[str]:
+    """``en`` and every edition with a catalog of the diagrams' words (``locale/<gettext>/images.po``)."""
+    _make_figures()["registry"]()  # puts images/src/ on sys.path
+    import words
+
+    return words.languages()
+
+
+def _editions() -> list[str]:
+    """The editions of locale/editions.toml other than English: the diagrams are drawn in each of them."""
+    import tomllib
+
+    return [row["code"] for row in tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
+            if row["code"] != "en"]
+
+
+EDITIONS = _editions()
+
+
+@cache
+def _drawn(code: str) -> dict[str, Figure]:
+    """Every figure with its words in ``code``."""
+    tools = _make_figures()
+    return {stem: tools["draw"](code, stem) for stem in tools["registry"]()}
+
+
+def test_the_diagrams_are_drawn_in_every_editions_language() -> None:
+    assert _languages() == ["en", *EDITIONS]
+    for code in EDITIONS:
+        folder = IMAGES / code
+        assert {p.stem for p in folder.glob("*.png")} == set(_figures()), f"images/{code}/ lacks a figure: make images"
+
+
+@pytest.mark.parametrize("code", EDITIONS)
+def test_every_word_of_a_diagram_is_translated(code: str) -> None:
+    import sys
+
+    import polib
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import library_catalog
+    import words
+
+    words_used = library_catalog.extract(SCRIPTS)
+    po = {e.msgid: e for e in polib.pofile(str(words.catalog(code))) if not e.obsolete}
+    missing = [m for m in words_used if m not in po or not po[m].translated() or "fuzzy" in po[m].flags]
+    assert not missing, f"{words.catalog(code)}: translate {missing[:5]} (python images/src/make_figures.py --catalogs)"
+
+
+@pytest.mark.parametrize("stem", sorted(_figures()))
+@pytest.mark.parametrize("code", EDITIONS)
+def test_an_editions_png_is_up_to_date_and_in_its_language(code: str, stem: str) -> None:
+    tools = _make_figures()
+    fig = _drawn(code)[stem]
+    name = tools["entry"](code, stem)
+    drawn, png = tools["read_lock"]()[name]
+    assert tools["fingerprint"](fig) == drawn, f"images/{name}.png is stale: run make images"
+    assert tools["png_sha"](IMAGES / f"{name}.png") == png, f"images/{name}.png was changed by hand: run make images"
+    english = {t.get_text() for t in _figures()[stem].findobj(lambda a: hasattr(a, "get_text"))}
+    translated = {t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))}
+    assert english != translated, f"images/{name}.png has no word of its own language"
+
+
 def test_every_png_has_a_generator() -> None:
     registered = set(_figures())
     for png in IMAGES.glob("*.png"):
@@ -35,10 +99,11 @@ def test_every_png_has_a_generator() -> None:
 
 def test_every_figure_has_its_png_and_a_lock_entry() -> None:
     lock = _make_figures()["read_lock"]()
-    for stem in _figures():
-        assert (IMAGES / f"{stem}.png").exists(), f"images/{stem}.png is missing: run make images"
-        assert stem in lock, f"{stem} is not in images/figures.lock: run make images"
-    assert set(lock) == set(_figures()), "images/figures.lock lists a figure no script makes: run make images"
+    names = {_make_figures()["entry"](code, stem) for code in _languages() for stem in _figures()}
+    for name in names:
+        assert (IMAGES / f"{name}.png").exists(), f"images/{name}.png is missing: run make images"
+        assert name in lock, f"{name} is not in images/figures.lock: run make images"
+    assert set(lock) == names, "images/figures.lock lists a figure no script makes: run make images"
 
 
 @pytest.mark.parametrize("stem", sorted(_figures()))

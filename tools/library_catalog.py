@@ -1,6 +1,6 @@
 """The library's catalogs: extract ``mha_lib``'s messages, merge them into each language's ``.po``, compile ``.mo``.
 
-``python tools/library_catalog.py`` (``make library-catalog``) reads every ``_("...")`` and
+``python tools/library_catalog.py`` reads every ``_("...")``, ``N_("...")`` (a data key shown as a word) and
 ``ngettext("...", "...", n)`` of the package with ``ast`` (only string literals count: a message is a whole
 template, never an f-string), then, for each ``mha_lib/locale/<gettext>/LC_MESSAGES/mha_lib.po``:
 
@@ -52,7 +52,7 @@ def extract(package: Path = PACKAGE) -> dict[str, Message]:
         where = path.relative_to(ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(), where)):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("_", "ngettext")):
+                    and node.func.id in ("_", "N_", "ngettext")):
                 continue
             texts = [_literal(a) for a in node.args[:2 if node.func.id == "ngettext" else 1]]
             if not texts or any(t is None for t in texts):

@@ -13,6 +13,7 @@ from drawing import arrow, box, canvas
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import nn
+from words import _
 
 from mha_lib import scaled_dot_product_attention
 from mha_lib.tokenize import Vocab, tokenize
@@ -55,8 +56,8 @@ def soft_lookup() -> Figure:
     mid = sum(ys) / len(ys)
 
     headers = [
-        (0.6, "query"), (2.6, "keys"), (4.45, r"score $s_j = \frac{q \cdot k_j}{\sqrt{d_k}}$"),
-        (6.55, r"weight $a_j = \mathrm{softmax}(s)_j$"), (8.95, "values $v_j$"), (11.6, "output"),
+        (0.6, _("query")), (2.6, _("keys")), (4.45, _(r"score $s_j = \frac{q \cdot k_j}{\sqrt{d_k}}$")),
+        (6.55, _(r"weight $a_j = \mathrm{softmax}(s)_j$")), (8.95, _("values $v_j$")), (11.6, _("output")),
     ]
     for x, text in headers:
         ax.text(x, 5.0, text, ha="center", va="center", fontsize=11, fontweight="bold")
@@ -73,11 +74,12 @@ def soft_lookup() -> Figure:
         ax.text(5.6, y, f"{weight:.2f}", ha="right", va="center", fontsize=10)
         box(ax, 8.95, y, 1.9, 0.62, f"$v$: {token}\n{_pair(value)}", face="#dcefd9", size=9)
         arrow(ax, (9.92, y), (10.75, mid), width=0.5 + 6 * weight, alpha=0.35 + 0.65 * weight)
-    ax.text(5.65, -0.5, f"weights sum to {sum(weights):.0f}", ha="left", va="center", fontsize=9, color="0.3")
+    ax.text(5.65, -0.5, _("weights sum to {total}").format(total=f"{sum(weights):.0f}"), ha="left", va="center",
+            fontsize=9, color="0.3")
     arrow(ax, (4.05, -0.5), (5.55, -0.5), width=1.0, alpha=0.6)
-    ax.text(3.95, -0.5, "exp, then divide by the sum", ha="right", va="center", fontsize=9, color="0.3")
+    ax.text(3.95, -0.5, _("exp, then divide by the sum"), ha="right", va="center", fontsize=9, color="0.3")
     box(ax, 11.6, mid, 1.7, 1.0, f"$o = \\sum_j a_j\\, v_j$\n{_pair(row['output'])}", face="#f3d9ef")
-    ax.text(11.6, mid - 0.8, "arrow width = $a_j$", ha="center", va="center", fontsize=9, color="0.3")
+    ax.text(11.6, mid - 0.8, _("arrow width = $a_j$"), ha="center", va="center", fontsize=9, color="0.3")
     return fig
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drawing import arrow, cells
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from words import _
 
 TOKENS = ["O", "gato", "sobe", "no", "tapete"]
 ALLOWED = "#3182bd"
@@ -25,8 +26,8 @@ def _grid(ax, may_attend: list[list[bool]], shown: list[list[bool]], title: str,
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.set_xlabel("keys")
-    ax.set_ylabel("queries")
+    ax.set_xlabel(_("keys"))
+    ax.set_ylabel(_("queries"))
     ax.set_title(f"{title}\n{subtitle}", fontsize=10)
 
 
@@ -38,17 +39,17 @@ def mask_polarity() -> Figure:
     fig = Figure(figsize=(9.2, 4.4))
     left = fig.add_axes((0.07, 0.2, 0.34, 0.62))
     right = fig.add_axes((0.63, 0.2, 0.34, 0.62))
-    _grid(left, may_attend, may_attend, "True = may attend",
+    _grid(left, may_attend, may_attend, _("True = may attend"),
           "mha_lib, F.scaled_dot_product_attention")
-    _grid(right, may_attend, blocked, "True = blocked",
+    _grid(right, may_attend, blocked, _("True = blocked"),
           "Tensor.masked_fill, nn.MultiheadAttention")
     arrow(left, (0.44, 0.52), (0.55, 0.52), transform=fig.transFigure, style="<|-|>", head=14, colour="0.3")
     fig.text(0.495, 0.58, "~mask", ha="center", va="bottom", fontsize=11, family="monospace")
-    fig.text(0.495, 0.46, "same meaning,\nopposite values", ha="center", va="top", fontsize=9, color="0.3")
-    fig.legend(handles=[Patch(color=ALLOWED, label="query may attend to key"),
-                        Patch(facecolor=BLOCKED, edgecolor="0.6", label="blocked")],
+    fig.text(0.495, 0.46, _("same meaning,\nopposite values"), ha="center", va="top", fontsize=9, color="0.3")
+    fig.legend(handles=[Patch(color=ALLOWED, label=_("query may attend to key")),
+                        Patch(facecolor=BLOCKED, edgecolor="0.6", label=_("blocked"))],
                loc="lower center", ncols=2, frameon=False, fontsize=9)
-    fig.suptitle("One causal mask, two polarities: the colour is the meaning, the letter is the stored bool",
+    fig.suptitle(_("One causal mask, two polarities: the colour is the meaning, the letter is the stored bool"),
                  fontsize=11)
     return fig
 

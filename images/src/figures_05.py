@@ -6,15 +6,16 @@ from drawing import GREY, HEAD_COLOURS, arrow, box, canvas, cells
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from words import _
 
 
 def multi_head_attention_diagram() -> Figure:
     """Inputs -> h sets of projections -> h attentions -> concat -> W_O, left to right; heads numbered 0..h-1."""
     fig, ax = canvas((12, 6.2), (0, 17), (-0.9, 10))
-    ax.text(8.5, 9.55, "Multi-head attention: the same inputs, seen by $h$ heads in $h$ different subspaces",
+    ax.text(8.5, 9.55, _("Multi-head attention: the same inputs, seen by $h$ heads in $h$ different subspaces"),
             ha="center", va="center", fontsize=13, weight="bold")
 
-    inputs = {"Q": ("queries", 7.0), "K": ("keys", 5.0), "V": ("values", 3.0)}
+    inputs = {"Q": (_("queries"), 7.0), "K": (_("keys"), 5.0), "V": (_("values"), 3.0)}
     for name, y in inputs.values():
         box(ax, 1.15, y, 1.9, 0.9, name, size=11, rounding=0.12, linewidth=1.2)
 
@@ -27,13 +28,14 @@ def multi_head_attention_diagram() -> Figure:
         band_w = out_x + out_w - proj_x + 0.5
         box(ax, proj_x - 0.25 + band_w / 2, y, band_w, 2.3, face=to_rgba(colour, 0.07), edge=to_rgba(colour, 0.5),
             rounding=0.2, linestyle="--")
-        ax.text(proj_x - 0.15, y + 1.0, f"head {label}", color=colour, fontsize=10, weight="bold", va="center")
-        for (kind, (_, y_in)), dy in zip(inputs.items(), (0.55, 0.0, -0.55)):
+        ax.text(proj_x - 0.15, y + 1.0, _("head {i}").format(i=label), color=colour, fontsize=10, weight="bold",
+                va="center")
+        for (kind, (_name, y_in)), dy in zip(inputs.items(), (0.55, 0.0, -0.55)):
             box(ax, proj_x + proj_w / 2, y + dy, proj_w, 0.42, f"$W_{kind}^{{({label})}}$", face="white",
                 edge=colour, rounding=0.12, linewidth=1.2)
             arrow(ax, (2.1, y_in), (proj_x - 0.02, y + dy), alpha=0.45, width=0.9, shrink=0)
             arrow(ax, (proj_x + proj_w, y + dy), (att_x, y + dy * 0.6), colour=colour, width=1.0, shrink=0)
-        box(ax, att_x + att_w / 2, y, att_w, 1.5, "scaled dot-product\nattention $f$\n(+ mask)", face="white",
+        box(ax, att_x + att_w / 2, y, att_w, 1.5, _("scaled dot-product\nattention $f$\n(+ mask)"), face="white",
             edge=colour, rounding=0.12, linewidth=1.2)
         arrow(ax, (att_x + att_w, y), (out_x, y), colour=colour, width=1.4, shrink=0)
         box(ax, out_x + out_w / 2, y, out_w, 0.9, f"$\\mathbf{{head}}_{{{label}}}$", face=colour, edge=colour,
@@ -52,29 +54,29 @@ def multi_head_attention_diagram() -> Figure:
         ax.text(cat_x + cat_w / 2, y0 + height / 2, text, ha="center", va="center",
                 color="white" if label else GREY, fontsize=12 if label else 16)
     ax.text(cat_x + cat_w / 2, 9.1, "concat", ha="center", va="center", fontsize=11)
-    for colour_index, _, y in rows:
+    for colour_index, _label, y in rows:
         arrow(ax, (out_x + out_w, y), (cat_x - 0.03, y), colour=HEAD_COLOURS[colour_index], width=1.4, shrink=0)
 
     # Output projection and output
     box(ax, 14.0, 5.25, 1.2, 1.3, "$W_O$", face="white", size=14, rounding=0.12, linewidth=1.2)
     arrow(ax, (cat_x + cat_w, 5.25), (13.4, 5.25), width=1.6, shrink=0)
-    box(ax, 16.0, 5.25, 1.6, 1.0, "output", size=11, rounding=0.12, linewidth=1.2)
+    box(ax, 16.0, 5.25, 1.6, 1.0, _("output"), size=11, rounding=0.12, linewidth=1.2)
     arrow(ax, (14.6, 5.25), (15.2, 5.25), width=1.6, shrink=0)
 
     # Shapes, under each stage
     shapes = [
         (1.15, "$(B, T_q, d_{in})$\n$(B, T_k, d_{kv})$\n$(B, T_k, d_{kv})$"),
-        (proj_x + proj_w / 2, "each projection\n$\\to d_{head}$"),
-        (att_x + att_w / 2, "weights $(B, T_q, T_k)$\nper head"),
-        (out_x + out_w / 2, "$(B, T_q, d_{head})$\nper head"),
+        (proj_x + proj_w / 2, _("each projection\n$\\to d_{head}$")),
+        (att_x + att_w / 2, _("weights $(B, T_q, T_k)$\nper head")),
+        (out_x + out_w / 2, _("$(B, T_q, d_{head})$\nper head")),
         (cat_x + cat_w / 2, "$(B, T_q, d_{out})$"),
         (14.0, "$d_{out} \\to d_{out}$"),
         (16.0, "$(B, T_q, d_{out})$"),
     ]
     for x, text in shapes:
         ax.text(x, 0.2, text, ha="center", va="center", fontsize=9, color=GREY)
-    ax.text(8.5, -0.6, "In code the $h$ blocks $W_Q^{(i)}$ are the row blocks of one $d_{out} \\times d_{in}$ matrix "
-            "(W_query.weight): one matrix product, then the columns of its output are split between the heads.",
+    ax.text(8.5, -0.6, _("In code the $h$ blocks $W_Q^{(i)}$ are the row blocks of one $d_{out} \\times d_{in}$ matrix "
+            "(W_query.weight): one matrix product, then the columns of its output are split between the heads."),
             ha="center", va="center", fontsize=9.5, style="italic", color="#333333")
     return fig
 
@@ -92,8 +94,8 @@ def split_heads_diagram() -> Figure:
     for r in range(tokens):
         ax.text(x0 - 0.15, y0 + (tokens - 0.5 - r) * cell, f"t{r}", ha="right", va="center", fontsize=8)
     ax.text(x0 + d * cell / 2, y0 + tokens * cell + 0.45,
-            "W_query(x), sequence 0 of $B = 2$\n$(T, d_{out})$, $d_{out}=6$", ha="center", va="bottom", fontsize=10)
-    ax.text(x0 + d * cell / 2, y0 - 0.35, "column numbers on top", ha="center", va="top", fontsize=8, color=GREY)
+            _("W_query(x), sequence 0 of $B = 2$\n$(T, d_{out})$, $d_{out}=6$"), ha="center", va="bottom", fontsize=10)
+    ax.text(x0 + d * cell / 2, y0 - 0.35, _("column numbers on top"), ha="center", va="top", fontsize=8, color=GREY)
 
     # Panel 2: the heads, after view + transpose
     arrow(ax, (3.4, 2.75), (5.0, 2.75), colour=GREY, width=1.6, shrink=0)
@@ -106,9 +108,10 @@ def split_heads_diagram() -> Figure:
         cols = list(range(i * head_dim, (i + 1) * head_dim))
         cells(ax, x1, y - tokens * cell / 2 + 0.2, tokens, head_dim, lambda r, c, cols=cols: colours[cols[c]],
               cell=0.3, text=lambda r, c, cols=cols: str(cols[c]) if r == 0 else None)
-        ax.text(x1 + head_dim * 0.3 + 0.15, y + 0.2 - 0.05, f"head {i}: columns {cols[0]}-{cols[-1]}",
+        columns = _("head {i}: columns {first}-{last}").format(i=i, first=cols[0], last=cols[-1])
+        ax.text(x1 + head_dim * 0.3 + 0.15, y + 0.2 - 0.05, columns,
                 ha="left", va="center", fontsize=9, color=HEAD_COLOURS[i])
-    ax.text(x1 + 1.1, 5.75, "$(B, h, T, d_{out}/h)$: sequence 0's heads", ha="center", va="center", fontsize=10)
+    ax.text(x1 + 1.1, 5.75, _("$(B, h, T, d_{out}/h)$: sequence 0's heads"), ha="center", va="center", fontsize=10)
 
     # Panel 3: d2l folds the heads into the batch
     arrow(ax, (9.6, 2.75), (11.2, 2.75), colour=GREY, width=1.6, shrink=0)
@@ -122,11 +125,13 @@ def split_heads_diagram() -> Figure:
             y = 5.0 - row * (slab_h + 0.12)
             ax.add_patch(Rectangle((x2, y), 1.4, slab_h, facecolor=HEAD_COLOURS[i], alpha=0.9 if b == 0 else 0.55,
                                    edgecolor="white"))
-            ax.text(x2 + 0.7, y + slab_h / 2, f"row {row}", ha="center", va="center", fontsize=8, color="white")
-            ax.text(x2 + 1.55, y + slab_h / 2, f"sequence {b}, head {i}", ha="left", va="center", fontsize=9)
+            ax.text(x2 + 0.7, y + slab_h / 2, _("row {row}").format(row=row), ha="center", va="center", fontsize=8,
+                    color="white")
+            ax.text(x2 + 1.55, y + slab_h / 2, _("sequence {b}, head {i}").format(b=b, i=i), ha="left", va="center",
+                    fontsize=9)
     ax.text(x2 + 1.6, 5.85, "$(B \\cdot h, T, d_{out}/h)$, $B=2$", ha="center", va="center", fontsize=10)
-    ax.text(x2 + 1.6, 0.6, "rows 3-5 come from sequence 1, split the same way\n"
-            "row $= b \\cdot h + i$: so valid_lens must be\nrepeat_interleave'd, not repeat'ed",
+    ax.text(x2 + 1.6, 0.6, _("rows 3-5 come from sequence 1, split the same way\n"
+            "row $= b \\cdot h + i$: so valid_lens must be\nrepeat_interleave'd, not repeat'ed"),
             ha="center", va="center", fontsize=9, color="#333333", style="italic")
     return fig
 

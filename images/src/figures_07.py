@@ -5,6 +5,7 @@ from __future__ import annotations
 from drawing import arrow
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle
+from words import _
 
 N = 6
 GREY, BLUE, RED = "#b0b0b0", "#1f77b4", "#d62728"
@@ -46,7 +47,7 @@ def cnn_rnn_attention() -> Figure:
                     _edge(cnn, (j, lower), (i, upper))
     for (x0, y0), (x1, y1) in [((0, 0.0), (1, 1.3)), ((1, 1.3), (2, 2.6))]:
         _edge(cnn, (x0, y0), (x1, y1), RED, 2.0)
-    _frame(cnn, "CNN (kernel k = 3)", "x1 moves 1 position per layer: y6 after 5 layers, path O(T/k)", 2.6)
+    _frame(cnn, "CNN (kernel k = 3)", _("x1 moves 1 position per layer: y6 after 5 layers, path O(T/k)"), 2.6)
 
     # RNN: a chain of hidden states, each waits for the previous one
     for i in range(N):
@@ -56,7 +57,7 @@ def cnn_rnn_attention() -> Figure:
     for i in range(N - 1):
         _edge(rnn, (i, 1.3), (i + 1, 1.3), RED, 2.0)
     _edge(rnn, (0, 0.0), (0, 1.3), RED, 2.0)
-    _frame(rnn, "RNN", "x1 reaches h6 after 5 recurrent steps: path O(T)", 2.6)
+    _frame(rnn, "RNN", _("x1 reaches h6 after 5 recurrent steps: path O(T)"), 2.6)
 
     # Self-attention: every output looks at every input in one step
     for i in range(N):
@@ -66,7 +67,7 @@ def cnn_rnn_attention() -> Figure:
         for j in range(N):
             _edge(att, (j, 0.0), (i, 2.6))
     _edge(att, (0, 0.0), (N - 1, 2.6), RED, 2.0)
-    _frame(att, "self-attention", "x1 reaches y6 in one step: path O(1)", 2.6)
+    _frame(att, _("self-attention"), _("x1 reaches y6 in one step: path O(1)"), 2.6)
     return fig
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from drawing import arrow
 from matplotlib.figure import Figure
+from words import _
 
 
 def induction_circuit() -> Figure:
@@ -22,12 +23,12 @@ def induction_circuit() -> Figure:
 
     # layer 0: every token looks one step back (drawn for the key the induction head will find)
     arrow(ax, (4, -0.3), (3, -0.3), rad=-0.9, colour="#d95f02", width=1.6, head=12)
-    ax.text(3.5, -1.05, "layer 0, previous-token head:\nposition 4 stores \"C came before me\"",
+    ax.text(3.5, -1.05, _("layer 0, previous-token head:\nposition 4 stores \"C came before me\""),
             ha="center", va="center", fontsize=8.5, color="#d95f02")
     # layer 1: the query B at position 7 looks for a key that says "B came before me"
     arrow(ax, (7, 0.3), (4, 0.3), rad=0.45, colour="#1b6ca8", width=2.2, head=12)
-    ax.text(5.0, 1.75, "layer 1, induction head: query C (position 7) matches the key \"C came before me\"\n"
-            "(position 4), copies its token D and predicts D next",
+    ax.text(5.0, 1.75, _("layer 1, induction head: query C (position 7) matches the key \"C came before me\"\n"
+            "(position 4), copies its token D and predicts D next"),
             ha="center", va="center", fontsize=8.5, color="#1b6ca8")
     ax.text(8, 0.55, "D", ha="center", va="center", fontsize=12, color="#1b6ca8", fontweight="bold")
     return fig

@@ -5,8 +5,15 @@ returns a ``matplotlib.figure.Figure``; the figure is written to ``images/<stem>
 arrows and grids live in ``images/src/drawing.py``. ``images/`` itself holds only the PNGs (and the lock):
 it ships inside the package as ``mha_lib.images``, so ``mha_lib.notebook.show_diagram`` finds them anywhere.
 
-``images/figures.lock`` records, per figure, a fingerprint of what the script draws (texts, shapes, colours,
-image data: not pixels, so it does not depend on the font renderer) and the SHA-256 of the PNG written with it.
+Every figure is drawn once per language: in English to ``images/<stem>.png``, and in each edition that has a
+catalog ``locale/<gettext>/images.po`` to ``images/<code>/<stem>.png`` (``images/pt-BR/04_mask_polarity.png``).
+The scripts write their words as ``_("...")`` (``images/src/words.py``); ``show_diagram`` shows the picture of the
+library's language. ``python images/src/make_figures.py --catalogs`` brings the catalogs in step with the scripts
+(new words empty, gone ones obsolete) before a translator fills them.
+
+``images/figures.lock`` records, per figure and language (``pt-BR/04_mask_polarity``), a fingerprint of what the
+script draws (texts, shapes, colours, image data: not pixels, so it does not depend on the font renderer) and the
+SHA-256 of the PNG written with it.
 ``tests/test_images.py`` recomputes both: a script changed without ``make images``, or a PNG edited or missing,
 fails the test.
 """
@@ -112,17 +119,61 @@ def png_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def main(names: list[str]) -> int:
+def entry(code: str, stem: str) -> str:
+    """The figure's name in the lock and under images/: ``04_mask_polarity``, ``pt-BR/04_mask_polarity``."""
+    return stem if code == "en" else f"{code}/{stem}"
+
+
+def draw(code: str, stem: str) -> Figure:
+    """Figure ``stem`` with its words in language ``code``."""
+    import words  # images/src/, on the path once registry() ran
+
     figures = registry()
+    words.set_language(code)
+    try:
+        return figures[stem]()
+    finally:
+        words.set_language("en")
+
+
+def update_catalogs() -> None:
+    """Bring every ``locale/<gettext>/images.po`` in step with the words of the scripts (new ones empty)."""
+    import polib
+
+    sys.path.insert(0, str(HERE.parents[1] / "tools"))
+    import library_catalog
+    import words
+
+    registry()
+    messages = library_catalog.extract(HERE)
+    for code in words.languages()[1:]:
+        path = words.catalog(code)
+        po = polib.pofile(str(path), wrapwidth=0)
+        library_catalog.merge(po, messages)
+        po.save(str(path))
+        todo = sum(1 for e in po if not e.obsolete and not e.translated())
+        print(f"{path.relative_to(HERE.parents[1])}: {len(messages)} words, {todo} to translate")
+
+
+def main(names: list[str]) -> int:
+    if names == ["--catalogs"]:
+        update_catalogs()
+        return 0
+    figures = registry()
+    import words
+
     lock = read_lock()
-    for stem in names or sorted(figures):
-        fig = figures[stem]()
-        drawn = fingerprint(fig)  # before drawing: saving lays the figure out and adds tick labels
-        path = IMAGES / f"{stem}.png"
-        fig.savefig(path, dpi=100, metadata={"Software": None})
-        lock[stem] = (drawn, png_sha(path))
-        print(f"images/{stem}.png")
-    lock = {stem: row for stem, row in lock.items() if stem in figures}
+    for code in words.languages():
+        for stem in names or sorted(figures):
+            fig = draw(code, stem)
+            drawn = fingerprint(fig)  # before drawing: saving lays the figure out and adds tick labels
+            path = IMAGES / f"{entry(code, stem)}.png"
+            path.parent.mkdir(exist_ok=True)
+            fig.savefig(path, dpi=100, metadata={"Software": None})
+            lock[entry(code, stem)] = (drawn, png_sha(path))
+            print(f"images/{entry(code, stem)}.png")
+    known = {entry(code, stem) for code in words.languages() for stem in figures}
+    lock = {name: row for name, row in lock.items() if name in known}
     header = "# stem  fingerprint-of-the-drawing  sha256-of-the-png   (written by images/src/make_figures.py)\n"
     LOCK.write_text(header + "".join(f"{stem} {p} {png}\n" for stem, (p, png) in sorted(lock.items())))
     return 0

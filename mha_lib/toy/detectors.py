@@ -12,6 +12,7 @@ from torch import Tensor
 
 from mha_lib._validate import _got, _shape
 from mha_lib.heads import head_index, head_label
+from mha_lib.i18n import N_
 from mha_lib.toy.model import TinyTransformer, _on_model
 from mha_lib.toy.tasks import TaskBatch
 
@@ -108,8 +109,8 @@ def head_scores(model: TinyTransformer, batch: TaskBatch, *, head_gates: Tensor 
     batch = _on_model(model, batch)
     weights = model.attention(batch.inputs, head_gates=head_gates)  # (L, B, h, T, T)
     return head_table({
-        "previous token": torch.stack([previous_token_score(w) for w in weights]),
-        "induction": torch.stack([induction_score(w, batch.inputs) for w in weights]),
-        "mirror": torch.stack([mirror_score(w) for w in weights]),
+        N_("previous token"): torch.stack([previous_token_score(w) for w in weights]),
+        N_("induction"): torch.stack([induction_score(w, batch.inputs) for w in weights]),
+        N_("mirror"): torch.stack([mirror_score(w) for w in weights]),
         "BOS": torch.stack([bos_share(w) for w in weights]),
     })
