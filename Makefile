@@ -14,13 +14,16 @@ LOWEST_PYTHON ?= 3.10
 # JupyterLab settings for this venv only (no news pop-up); the user's own settings are not touched.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: help install lab test lint unit notebooks images benchmark test-browser test-colab test-pythons \
+.PHONY: help install lab test lint notebooks images benchmark test-browser test-colab test-pythons \
 	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install \
 	translations
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
-	@echo "make test          create .venv, install, run ruff and every test (notebooks included)"
+	@echo "make install       create .venv and install the pinned set (requirements.txt) and mha_lib, editable"
+	@echo "make test          create .venv, install, run ruff, mypy and every test (notebooks included)"
+	@echo "make lint          ruff over everything, mypy over mha_lib (0 errors)"
+	@echo "make test-env      every test in an installed venv (VENV=...), without the lint"
 	@echo "make notebooks     sync setup cells, re-execute every notebook in place (clean diffs)"
 	@echo "make images        regenerate the diagrams in images/ (then make notebooks shows them)"
 	@echo "make benchmark     run the full attention benchmark (minutes);"
@@ -30,6 +33,7 @@ help:
 	@echo "make test-cpus     every notebook, strict, under each CPU kernel set this CPU runs (default, avx2, avx512)"
 	@echo "make test-seeds    retrain each training notebook with seeds 1-5 under each kernel set: every assert holds"
 	@echo "make test-pythons  every test under Python $(OTHER_PYTHONS) (each found one, in .venv-pyXY)"
+	@echo "make test-python3.N  every test under one other Python (e.g. make test-python3.12)"
 	@echo "make test-lowest   every test under the lowest declared versions (requirements-lowest.txt)"
 	@echo "make student       write the student edition student/ (answers stubbed, no outputs; commit it)"
 	@echo "make slides        write slides/NN_*.slides.html, reveal.js decks that work offline (needs npm once)"
@@ -41,6 +45,7 @@ help:
 	@echo "make test-CODE     an edition's notebooks, strict, and its student copies run: make test-pt-BR"
 	@echo "make site          build the website into build/site (English) and build/site/pt-BR (nothing executed)"
 	@echo "make test-site     the website in headless Chromium, offline: pages, links, search, buttons, axe"
+	@echo "make clean         remove every venv, build and cache folder this Makefile makes"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +82,7 @@ lab-%: install
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: lint
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -174,5 +180,5 @@ test-lowest:
 	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .hypothesis \
+	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
 		slides node_modules build

@@ -3,6 +3,7 @@
 mha_lib/README.md maps its modules, layer by layer; a module imports only from the layers below its own.
 """
 
+from mha_lib._validate import set_value_checks, value_checks
 from mha_lib.attention import (
     AdditiveAttention,
     causal_mask,
@@ -14,6 +15,7 @@ from mha_lib.attention import (
 from mha_lib.cache import KVCache, causal_window_mask, kv_cache_bytes_per_token
 from mha_lib.heads import head_index, head_label, merge_heads, split_heads, transpose_output, transpose_qkv
 from mha_lib.hooks import HeadHook, gate_heads, on_head
+from mha_lib.kernels import ATTENTION_FUNCTIONS, register_attention_function
 from mha_lib.mha import MultiHeadAttention
 from mha_lib.trace import AttentionTrace
 
@@ -22,6 +24,7 @@ from mha_lib.trace import AttentionTrace
 __version__ = "2026.1"
 
 __all__ = [
+    "ATTENTION_FUNCTIONS",
     "AdditiveAttention",
     "AttentionTrace",
     "HeadHook",
@@ -36,10 +39,13 @@ __all__ = [
     "masked_softmax",
     "merge_heads",
     "on_head",
+    "register_attention_function",
     "scaled_dot_product_attention",
+    "set_value_checks",
     "split_heads",
     "tiled_attention",
     "transpose_output",
     "transpose_qkv",
     "valid_lens_mask",
+    "value_checks",
 ]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -46,10 +47,23 @@ def check_int(name: str, value: object, *, minimum: int | None = 1) -> int:
     return int(value)
 
 
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` if it is True or False (NumPy's bool too); anything else is refused, never read as truthy.
+
+    ``causal="no"`` would otherwise build a causal layer (a non-empty str is true), and ``qkv_bias="False"`` biases.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    hint = f": write {name}={value.strip().capitalize()}" if isinstance(value, str) and value.strip().lower() in (
+        "true", "false") else ""
+    raise TypeError(f"{name} must be True or False, got {_got(value)}{hint}")
+
+
 def check_index(name: str, value: object, size: int, *, what: str = "") -> int:
     """Return ``value`` if it is an int in ``[0, size)``; ``what`` says what is counted, e.g. ``" (2 heads)"``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int in [0, {size}){what}, got {_got(value)}{_int_hint(name, value)}")
+    value = int(value)
     if not 0 <= value < size:
         hint = f": count from 0, the last is {size - 1}" if -size <= value < 0 or value == size else ""
         raise ValueError(f"{name} must be in [0, {size}){what}, got {value}{hint}")
@@ -141,6 +155,47 @@ def check_finite(name: str, x: Tensor | np.ndarray) -> None:
         )
 
 
+VALUE_CHECKS = ("cpu", "always", "never")
+_value_checks = "cpu"
+
+
+def set_value_checks(mode: str) -> str:
+    """Choose when the layer's door reads the *values* of its inputs (NaN, inf); returns the previous mode.
+
+    A check of values must read the tensor on the host. For a tensor in CPU memory that waits for nothing: the CPU
+    has already computed it, and the check costs one reduction. For a tensor on a GPU it is a synchronisation: the
+    host stops until the device has finished everything queued before, so every call of the layer, and every step
+    of cached decoding, would wait for the GPU (on an H200 that made the layer 1.5x slower than PyTorch's own).
+    Hence the modes:
+
+    - ``"cpu"`` (the default): check the values of tensors in CPU memory only, where a learner's NaN gets its
+      clear message at no cost in waiting; on a GPU (or the meta device) the values are not read.
+    - ``"always"``: check on every device, e.g. to find where a GPU run diverges (one synchronisation per input).
+    - ``"never"``: never read values, not even on the CPU (the shapes, dtypes and devices are still checked).
+
+    Only the layer's inputs follow this switch; tables and figures read values anyway, and always check them.
+    """
+    global _value_checks
+    check_choice("mode", check_str("mode", mode), VALUE_CHECKS)
+    previous, _value_checks = _value_checks, mode
+    return previous
+
+
+@contextmanager
+def value_checks(mode: str) -> Iterator[None]:
+    """``with value_checks("always"): ...``: ``set_value_checks(mode)`` for one block, then the previous mode."""
+    previous = set_value_checks(mode)
+    try:
+        yield
+    finally:
+        set_value_checks(previous)
+
+
+def reads_values(x: Tensor) -> bool:
+    """Whether the door may read ``x``'s values now: the mode of ``set_value_checks`` and ``x``'s device."""
+    return _value_checks == "always" or (_value_checks == "cpu" and x.is_cpu)
+
+
 def check_device(name: str, device: object) -> torch.device | None:
     """Return ``device`` as a ``torch.device`` (None stays None); a CUDA device without a GPU is refused."""
     if device is None:
@@ -211,7 +266,10 @@ def check_valid_lens(valid_lens: object, batch: int, num_queries: int, num_keys:
             f"valid_lens must have shape ({batch},) or ({batch}, {num_queries}) (batch, or batch and queries),"
             f" got {_shape(valid_lens)}"
         )
-    if valid_lens.numel() and (int(valid_lens.min()) < 0 or int(valid_lens.max()) > num_keys):
+    # The range is read where reading waits for nothing (lengths in CPU memory; set_value_checks): on a GPU it would
+    # make the host wait, and a length out of range only means every key (or none).
+    if valid_lens.numel() and reads_values(valid_lens) and (int(valid_lens.min()) < 0
+                                                            or int(valid_lens.max()) > num_keys):
         raise ValueError(
             f"valid_lens must lie in [0, {num_keys}] (the number of keys), "
             f"got values from {int(valid_lens.min())} to {int(valid_lens.max())}"

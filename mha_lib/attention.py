@@ -17,7 +17,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from mha_lib._validate import _shape, check_int, check_probability, check_same_device, check_tensor, check_valid_lens
+from mha_lib._validate import (
+    _shape,
+    check_bool,
+    check_int,
+    check_probability,
+    check_same_device,
+    check_tensor,
+    check_valid_lens,
+)
 
 
 def _on_one_device(**tensors: Tensor) -> None:
@@ -169,6 +177,7 @@ def scaled_dot_product_attention(
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have the same number of keys, got {k.shape[-2]} and {v.shape[-2]}")
     dropout_p = check_probability("dropout_p", dropout_p)
+    causal = check_bool("causal", causal)
     mask = build_mask(
         batch=q.shape[0], num_queries=q.shape[-2], num_keys=k.shape[-2], ndim=q.dim(),
         valid_lens=valid_lens, attn_mask=attn_mask, causal=causal, device=q.device,
@@ -203,6 +212,7 @@ def tiled_attention(
     check_tensor("v", v, (2, 3, 4), "(..., keys, dv)")
     _on_one_device(q=q, k=k, v=v)
     check_int("block_size", block_size)
+    causal = check_bool("causal", causal)
     if k.shape[-1] != q.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k must be (..., keys, {q.shape[-1]}) and v (..., keys, dv), got {_shape(k)} and {_shape(v)}")
     num_queries, num_keys = q.shape[-2], k.shape[-2]

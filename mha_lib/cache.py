@@ -16,7 +16,7 @@ from __future__ import annotations
 import weakref
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from mha_lib._validate import _got, _shape, check_int
 
@@ -87,7 +87,8 @@ class KVCache:
         self.values: Tensor | None = None  # (B, h_kv, T_kept, d_head)
         self._positions: Tensor | None = None  # (T_kept,) int64; None while every token seen is kept (no window)
         self.offset = 0  # tokens seen so far: the position of the next token
-        self._layer: weakref.ReferenceType[nn.Module] | None = None
+        self._in_sequence = True  # every token came as the next one (no positions given): what is kept is known
+        self._layer: weakref.ReferenceType[object] | None = None
 
     @property
     def positions(self) -> Tensor | None:
@@ -101,7 +102,7 @@ class KVCache:
         self._positions = positions
 
     def __repr__(self) -> str:
-        if self.keys is None:
+        if self.keys is None or self.values is None:
             return "KVCache(empty)"
         return f"KVCache(offset={self.offset}, keys={_shape(self.keys)}, values={_shape(self.values)})"
 
@@ -117,7 +118,7 @@ class KVCache:
             return 0
         return self.keys.numel() * self.keys.element_size() + self.values.numel() * self.values.element_size()
 
-    def check(self, layer: nn.Module, batch_size: int) -> int:
+    def check(self, layer: object, batch_size: int) -> int:
         """Refuse a cache of another layer or another batch size; return ``offset``, the next token's position."""
         owner = None if self._layer is None else self._layer()
         if self._layer is not None and owner is not layer:
@@ -128,7 +129,7 @@ class KVCache:
                              " start a new KVCache() for a new batch")
         return self.offset
 
-    def update(self, layer: nn.Module, keys: Tensor, values: Tensor, positions: Tensor, *,
+    def update(self, layer: object, keys: Tensor, values: Tensor, positions: Tensor, *,
                window: int | None = None, sink: int = 0) -> tuple[Tensor, Tensor, Tensor]:
         """Append the new ``(B, h_kv, T_new, d_head)`` keys and values; return everything the new queries read.
 
@@ -136,20 +137,22 @@ class KVCache:
         next call: everything, or with a ``window`` the last ``window - 1`` positions and the first ``sink``.
         """
         self.check(layer, keys.shape[0])
-        keys, values, positions = self._append(layer, keys, values, window, sink, positions)
-        return keys, values, positions
+        keys, values, kept = self._append(layer, keys, values, window, sink, positions)
+        assert kept is not None  # positions were given, so they come back (with the earlier ones before them)
+        return keys, values, kept
 
-    def _append(self, layer: nn.Module, keys: Tensor, values: Tensor, window: int | None, sink: int,
+    def _append(self, layer: object, keys: Tensor, values: Tensor, window: int | None, sink: int,
                 positions: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
         """``update`` without the check, for a layer that called ``check`` at its door.
 
         ``positions`` None: the new tokens are the next ones, ``offset ..``; then, without a window, no positions are
         made (every token is kept, so they are ``0 .. offset - 1``) and None comes back in their place.
         """
+        self._in_sequence = self._in_sequence and positions is None
         in_order = window is None and positions is None and self._positions is None  # every token kept, in order
         earlier = None if in_order else self.positions  # (T_kept,) before this call
         start, self.offset = self.offset, self.offset + keys.shape[2]
-        if self.keys is not None:
+        if self.keys is not None and self.values is not None:
             keys = torch.cat([self.keys, keys], dim=2)  # (B, h_kv, T_kept + T_new, d_head)
             values = torch.cat([self.values, values], dim=2)
         if self._layer is None:
@@ -164,6 +167,24 @@ class KVCache:
         if window is None:  # every token stays
             self.keys, self.values, self._positions = keys, values, positions
         else:  # the next query, at position offset, sees offset - window + 1 .. offset, and the sinks
-            keep = (positions > self.offset - window) | (positions < sink)
-            self.keys, self.values, self._positions = keys[:, :, keep], values[:, :, keep], positions[keep]
+            self.keys, self.values, self._positions = self._keep(keys, values, positions, window, sink)
         return keys, values, positions
+
+    def _keep(self, keys: Tensor, values: Tensor, positions: Tensor, window: int, sink: int
+              ) -> tuple[Tensor, Tensor, Tensor]:
+        """What a window keeps of ``(B, h_kv, T, d_head)`` keys and values at ``positions`` ``(T,)``.
+
+        A key stays if ``position > offset - window`` or ``position < sink``. When every token came in order, the
+        kept positions are known without reading them: the first ``min(sink, offset)`` and the last
+        ``min(window - 1, offset)``, so two slices keep them (a boolean index would read the positions on the host,
+        and on a GPU wait for it at every step).
+        """
+        if not self._in_sequence:  # positions given by the caller: select by value
+            keep = (positions > self.offset - window) | (positions < sink)
+            return keys[:, :, keep], values[:, :, keep], positions[keep]
+        total, first, last = positions.shape[0], min(sink, self.offset), min(window - 1, self.offset)
+        if first + last >= total:
+            return keys, values, positions
+        parts = [slice(0, first), slice(total - last, total)] if first else [slice(total - last, total)]
+        return (torch.cat([keys[:, :, s] for s in parts], dim=2), torch.cat([values[:, :, s] for s in parts], dim=2),
+                torch.cat([positions[s] for s in parts]))

@@ -29,7 +29,7 @@ import io
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import ipywidgets as widgets
 import torch
@@ -142,21 +142,21 @@ class AttentionExplorer(widgets.VBox):
         self.vocab: Vocab | None = None
         self.tokenizer: WordPieceTokenizer | None = None
         if hasattr(model, "encoder") and hasattr(model, "tokenizer") and isinstance(model.encoder, BertEncoder):
-            vocab = model.tokenizer if vocab is None else vocab  # a pretrained.MiniLM: its encoder, its tokenizer
-            model = model.encoder
-        self.model = model
+            vocab = cast("WordPieceTokenizer", model.tokenizer) if vocab is None else vocab  # a pretrained.MiniLM
+            model = model.encoder  # its encoder, its tokenizer
+        self.model = cast("MultiHeadAttention | TinyTransformer | BertEncoder", model)
         if isinstance(model, BertEncoder):
             if not callable(getattr(vocab, "encode", None)):
                 raise TypeError("vocab must be the model's tokenizer (a mha_lib.pretrained.WordPieceTokenizer, e.g."
                                 f" minilm.tokenizer) for a BertEncoder, got {_got(vocab)}")
             self.tokenizer = vocab  # type: ignore[assignment]
-            self._layers = [block.attn for block in model.blocks]
+            self._layers = [cast(MultiHeadAttention, block.attn) for block in model.blocks]
         elif isinstance(model, TinyTransformer):
             self.vocab = _token_vocab(vocab)
             if len(self.vocab) > model.vocab_size:
                 raise ValueError(f"vocab names {len(self.vocab)} tokens, more than the model's "
                                  f"vocab_size={model.vocab_size}")
-            self._layers = [block.attn for block in model.blocks]
+            self._layers = [cast(MultiHeadAttention, block.attn) for block in model.blocks]
         elif isinstance(model, MultiHeadAttention):
             if isinstance(vocab, tuple):
                 vocab = embedder(*vocab)

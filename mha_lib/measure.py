@@ -13,7 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 import torch
@@ -183,7 +183,7 @@ _KERNELS = (  # substrings of the autograd node's name -> kernel; checked in ord
 )
 
 
-def sdpa_kernel_name(q: Tensor, k: Tensor, v: Tensor, **kwargs: object) -> str:
+def sdpa_kernel_name(q: Tensor, k: Tensor, v: Tensor, **kwargs: Any) -> str:
     """Which kernel ``F.scaled_dot_product_attention(q, k, v, **kwargs)`` picks when gradients are needed.
 
     Read off the autograd node of its output: ``flash (CPU)``, ``flash``, ``memory-efficient``, ``cuDNN``, or

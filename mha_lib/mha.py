@@ -16,6 +16,8 @@ Bad input gets a ``TypeError`` (wrong type or dtype) or a ``ValueError`` (wrong 
 the argument, what was expected and what came. **NaN and inf** in ``queries``, ``keys`` or ``values`` raise a
 ``ValueError`` that names the argument and counts them: a non-finite input would reach every query that attends
 to it and, silently, every table and figure downstream. (Inside a model this usually means training diverged.)
+It reads values, so by default only in CPU memory: on a GPU the host would wait for the device at every call
+(``mha_lib.set_value_checks``). ``forward`` reads no other value on the host (``tests/test_host_reads.py``).
 Devices: ``queries``, ``keys`` and ``values`` must be on the weights' device (a ``ValueError`` names both); masks
 follow the inputs (``valid_lens`` and ``head_gates`` are moved to their device).
 
@@ -35,34 +37,19 @@ import torch
 from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
-from mha_lib._validate import (
-    _got,
-    _shape,
-    check_device,
-    check_finite,
-    check_int,
-    check_last_dim,
-    check_number,
-    check_probability,
-    check_same_device,
-    check_tensor,
-)
-from mha_lib.attention import build_mask, check_has_tokens
+from mha_lib._validate import check_bool
+from mha_lib.arguments import check_gates, check_head_hook, check_inputs, check_kernel_output, check_options
+from mha_lib.attention import build_mask
 from mha_lib.cache import KVCache, _window_mask
 from mha_lib.heads import _merge_heads, _split_heads
 from mha_lib.hooks import HeadHook, gate_heads, on_head, run_head_hooks
 from mha_lib.kernels import ATTENTION_FUNCTIONS
-from mha_lib.positional import _rotate_pair
+from mha_lib.positional import _alibi_bias, _rotate_pair, alibi_slopes
 from mha_lib.trace import AttentionTrace
 
 __all__ = ["AttentionTrace", "HeadHook", "MultiHeadAttention", "gate_heads", "on_head"]
 
-
-def _autocast_on(device_type: str) -> bool:
-    try:
-        return torch.is_autocast_enabled(device_type)
-    except TypeError:  # torch < 2.4: no device argument
-        return torch.is_autocast_enabled() if device_type == "cuda" else torch.is_autocast_cpu_enabled()
+_BUILT_IN = ("sdpa", "eager", "eager_sink")  # their output is trusted; a user's function's is checked
 
 
 def _positions(q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, *, cached: bool) -> tuple[Tensor, Tensor]:
@@ -89,7 +76,11 @@ class MultiHeadAttention(nn.Module):
 
     ``forward`` calls PyTorch's fused kernel (``F.scaled_dot_product_attention``, ``kernels.sdpa_attention``) and
     never stores the ``(Tq, Tk)`` weight table; ``trace`` runs the explicit softmax (``kernels.eager_attention``) and
-    returns every intermediate. Set ``fused = False`` to make ``forward`` use the explicit kernel as well.
+    returns every intermediate. ``attn_implementation`` names the kernel ``forward`` calls, from the registry
+    ``mha_lib.kernels.ATTENTION_FUNCTIONS`` (as in Hugging Face): ``"sdpa"`` (the default), ``"eager"`` (the
+    explicit softmax), ``"eager_sink"`` (the default with ``sink_logit``), or a function of your own added with
+    ``mha_lib.register_attention_function(name, fn)``; it may be changed later, ``layer.attn_implementation =
+    "eager"``. ``fused = False`` is the same as ``"eager"``. ``trace`` always runs the explicit kernel.
 
     Options of modern decoders (keyword-only; the defaults are the layer above):
 
@@ -101,7 +92,12 @@ class MultiHeadAttention(nn.Module):
       visible to every later query as well.
     - ``sink_logit``: a learned logit per head, ``sink_logit`` ``(h,)``, appended as one more softmax column that
       takes weight and gives no value (gpt-oss). Runs the explicit softmax (the fused kernel has no such column).
+    - ``alibi``: no position in the embeddings; instead each head ``h`` adds ``-m_h (i - j)`` to the score of query
+      ``i`` for key ``j``, with the slopes ``m_h`` of Press, Smith and Lewis (2022, ``positional.alibi_slopes``; kept
+      in the buffer ``alibi_slopes``). Self-attention only; ``|i - j|`` when ``causal=False``.
     """
+
+    alibi_slopes: Tensor | None  # (h,) ALiBi's slopes, a buffer (not saved in the state dict); None without ALiBi
 
     def __init__(
         self,
@@ -119,68 +115,49 @@ class MultiHeadAttention(nn.Module):
         window: int | None = None,
         sink: int = 0,
         sink_logit: bool = False,
+        alibi: bool = False,
+        attn_implementation: str | None = None,
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
         super().__init__()
-        check_int("d_in", d_in)
-        check_int("d_out", d_out)
-        check_int("num_heads", num_heads)
-        if context_length is not None:
-            check_int("context_length", context_length)
-        if kv_dim is not None:
-            check_int("kv_dim", kv_dim)
-        if d_out % num_heads:
-            raise ValueError(
-                f"d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads}"
-                f" (d_out % num_heads = {d_out % num_heads})"
-            )
-        num_kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
-        if num_heads % num_kv_heads:
-            raise ValueError(
-                f"num_heads must be divisible by num_kv_heads (each K/V head is read by the same number of query"
-                f" heads), got num_heads={num_heads} and num_kv_heads={num_kv_heads}"
-                f" (num_heads % num_kv_heads = {num_heads % num_kv_heads})"
-            )
-        if rope_base is not None:
-            rope_base = check_number("rope_base", rope_base, positive=True)
-            if (d_out // num_heads) % 2:
-                raise ValueError(f"rope_base needs an even head_dim (RoPE rotates features in pairs), got head_dim="
-                                 f"{d_out // num_heads} (d_out={d_out}, num_heads={num_heads})")
-        if window is not None:
-            window = check_int("window", window)
-            if not causal:
-                raise ValueError(f"window={window} needs causal=True: a query sees the window keys up to itself")
-        sink = check_int("sink", sink, minimum=0)
-        if sink and window is None:
-            raise ValueError(f"sink={sink} keeps the first tokens visible outside a window, but window is None:"
-                             " pass a window too, or sink=0")
-        if not isinstance(sink_logit, bool):
-            raise TypeError(f"sink_logit must be True or False, got {_got(sink_logit)}")
-        device = check_device("device", device)
-        self.d_in = d_in
-        self.d_out = d_out
-        self.kv_dim = d_in if kv_dim is None else kv_dim
-        self.num_heads = num_heads
-        self.num_kv_heads = num_kv_heads
-        self.queries_per_kv_head = num_heads // num_kv_heads
-        self.head_dim = d_out // num_heads
-        self.context_length = context_length
-        self.causal = bool(causal)
-        self.rope_base = rope_base
-        self.window = window
-        self.sink = sink
-        self.fused = True
+        o = check_options(d_in, d_out, context_length, dropout, num_heads, qkv_bias, causal=causal, kv_dim=kv_dim,
+                          num_kv_heads=num_kv_heads, rope_base=rope_base, window=window, sink=sink,
+                          sink_logit=sink_logit, alibi=alibi, attn_implementation=attn_implementation,
+                          device=device)  # mha_lib.arguments: every argument checked
+        ATTENTION_FUNCTIONS.lookup(o.attn_implementation)  # a registered kernel, or a ValueError listing them
+        self.d_in, self.d_out, self.kv_dim = o.d_in, o.d_out, o.kv_dim
+        self.num_heads, self.num_kv_heads, self.head_dim = o.num_heads, o.num_kv_heads, o.head_dim
+        self.queries_per_kv_head = o.num_heads // o.num_kv_heads
+        self.context_length, self.causal, self.window, self.sink = o.context_length, o.causal, o.window, o.sink
+        self.rope_base, self.alibi, self.attn_implementation = o.rope_base, o.alibi, o.attn_implementation
         self._head_hooks: OrderedDict[int, HeadHook] = OrderedDict()
         # Created in this order so that a given seed gives the same weights as the reference code.
-        place = {"device": device, "dtype": dtype}
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias, **place)
-        self.W_key = nn.Linear(self.kv_dim, num_kv_heads * self.head_dim, bias=qkv_bias, **place)
-        self.W_value = nn.Linear(self.kv_dim, num_kv_heads * self.head_dim, bias=qkv_bias, **place)
-        self.out_proj = nn.Linear(d_out, d_out, **place)
-        self.dropout = nn.Dropout(check_probability("dropout", dropout))
+        kv_width, device = o.num_kv_heads * o.head_dim, o.device
+        self.W_query = nn.Linear(o.d_in, o.d_out, bias=o.qkv_bias, device=device, dtype=dtype)
+        self.W_key = nn.Linear(o.kv_dim, kv_width, bias=o.qkv_bias, device=device, dtype=dtype)
+        self.W_value = nn.Linear(o.kv_dim, kv_width, bias=o.qkv_bias, device=device, dtype=dtype)
+        self.out_proj = nn.Linear(o.d_out, o.d_out, device=device, dtype=dtype)
+        self.dropout = nn.Dropout(o.dropout)
         # gpt-oss starts its sinks from a checkpoint; 0 here: the sink counts as one more key of score 0.
-        self.sink_logit = nn.Parameter(torch.zeros(num_heads, **place)) if sink_logit else None
+        self.sink_logit = nn.Parameter(torch.zeros(o.num_heads, device=device, dtype=dtype)) if o.sink_logit else None
+        slopes = alibi_slopes(o.num_heads).to(device=device, dtype=dtype or torch.get_default_dtype())
+        self.register_buffer("alibi_slopes", slopes if o.alibi else None, persistent=False)  # (h,): follows .to()
+
+    @property
+    def fused(self) -> bool:
+        """Whether ``forward`` calls PyTorch's fused kernel (``attn_implementation == "sdpa"``).
+
+        ``fused = False`` selects the explicit kernel, ``"eager"``, and ``True`` ``"sdpa"`` (with a sink column the
+        kernel stays ``"eager_sink"``, the only one that has it).
+        """
+        return self.attn_implementation == "sdpa"
+
+    @fused.setter
+    def fused(self, value: bool) -> None:
+        value = check_bool("fused", value)
+        if self.sink_logit is None:
+            self.attn_implementation = "sdpa" if value else "eager"
 
     def extra_repr(self) -> str:
         extras = [f"num_kv_heads={self.num_kv_heads}"] if self.num_kv_heads != self.num_heads else []
@@ -188,6 +165,9 @@ class MultiHeadAttention(nn.Module):
         extras += [f"window={self.window}"] if self.window is not None else []
         extras += [f"sink={self.sink}"] if self.sink else []
         extras += ["sink_logit=True"] if self.sink_logit is not None else []
+        extras += ["alibi=True"] if self.alibi else []
+        default = "eager_sink" if self.sink_logit is not None else "sdpa"
+        extras += [f"attn_implementation={self.attn_implementation!r}"] if self.attn_implementation != default else []
         return ", ".join([f"num_heads={self.num_heads}, head_dim={self.head_dim}, causal={self.causal}", *extras])
 
     def register_head_hook(self, fn: HeadHook) -> RemovableHandle:
@@ -196,8 +176,7 @@ class MultiHeadAttention(nn.Module):
         ``fn`` returns the replacement (same shape) or None (unchanged). Returns a handle: ``handle.remove()``,
         or ``with mha.register_head_hook(fn): ...`` to keep the hook for one block of code only.
         """
-        if not callable(fn):
-            raise TypeError(f"fn must be a function of the head outputs (B, h, Tq, d_head), got {_got(fn)}")
+        check_head_hook("fn", fn)
         handle = RemovableHandle(self._head_hooks)
         self._head_hooks[handle.id] = fn
         return handle
@@ -214,7 +193,7 @@ class MultiHeadAttention(nn.Module):
         ``head_hook``: a head hook for this call. Hooks run in this order: gates, ``head_hook``, then the
         registered ones. ``recorder``: a dict that receives every intermediate (use ``trace`` instead).
         """
-        keys, values, start = self._check_inputs(queries, keys, values, valid_lens, kv_cache)  # start: tokens cached
+        queries, keys, values, start = check_inputs(self, queries, keys, values, valid_lens, kv_cache)  # start: cached
         # Checked once, above: from here on the library's unchecked helpers (_split_heads, _rotate, ...) do the work.
         q = _split_heads(self.W_query(queries), self.num_heads)  # (B, h, Tq, d_head)
         k = _split_heads(self.W_key(keys), self.num_kv_heads)  # (B, h_kv, Tk, d_head): h_kv = h unless K/V are shared
@@ -225,9 +204,15 @@ class MultiHeadAttention(nn.Module):
         if kv_cache is not None:  # the earlier tokens' keys and values come first: (B, h_kv, T_cached + Tk, d_head)
             k, v, key_pos = kv_cache._append(self, k, v, self.window, self.sink)
         mask, is_causal = self._mask(q, k, start, key_pos, valid_lens, cached=kv_cache is not None)
-        attend = ATTENTION_FUNCTIONS[self._kernel_name(tracing=recorder is not None)]  # "sdpa", "eager", "eager_sink"
-        context, _ = attend(q, k, v, mask, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
-                            sink_logit=self.sink_logit, recorder=recorder)  # (B, h, Tq, d_head)
+        bias = None  # ALiBi: (h, Tq, Tk), -m_h (i - j) added to head h's scores
+        if self.alibi_slopes is not None:
+            bias = _alibi_bias(*_positions(q, k, start, key_pos, cached=kv_cache is not None), self.alibi_slopes,
+                               self.causal)
+        name = self._kernel_name(tracing=recorder is not None)  # "sdpa", "eager", "eager_sink" or a user's
+        result = ATTENTION_FUNCTIONS.lookup(name)(
+            q, k, v, mask, bias=bias, is_causal=is_causal, dropout_p=self.dropout.p if self.training else 0.0,
+            sink_logit=self.sink_logit, recorder=recorder)
+        context = result[0] if name in _BUILT_IN else check_kernel_output(name, result, q)  # (B, h, Tq, d_head)
         if recorder is not None:  # the kernel recorded the keys and values it read, the scores, mask and weights
             query_pos, key_pos = _positions(q, k, start, key_pos, cached=kv_cache is not None)
             recorder.update(queries=q, head_context=context, kv_keys=k, kv_values=v, query_positions=query_pos,
@@ -266,12 +251,12 @@ class MultiHeadAttention(nn.Module):
     def _kernel_name(self, *, tracing: bool) -> str:
         """The attention function ``forward`` calls (``mha_lib.kernels.ATTENTION_FUNCTIONS``).
 
-        ``"sdpa"``, PyTorch's fused kernel, unless ``fused = False`` or a trace needs the weights (``"eager"``), or
-        the layer has a learned sink column, which the fused kernel lacks (``"eager_sink"``).
+        ``attn_implementation``, unless a trace needs the weights: then the explicit kernel, ``"eager"`` (or
+        ``"eager_sink"`` for a layer with a learned sink column, which the fused kernel lacks).
         """
-        if self.sink_logit is not None:
-            return "eager_sink"
-        return "sdpa" if self.fused and not tracing else "eager"
+        if tracing:
+            return "eager" if self.sink_logit is None else "eager_sink"
+        return self.attn_implementation
 
     def _mask(self, q: Tensor, k: Tensor, start: int, key_pos: Tensor | None, valid_lens: Tensor | None, *,
               cached: bool) -> tuple[Tensor | None, bool]:
@@ -294,103 +279,10 @@ class MultiHeadAttention(nn.Module):
 
     def _run_head_hooks(self, context: Tensor, head_gates: Tensor | None, head_hook: HeadHook | None) -> Tensor:
         """Apply ``head_gates``, then ``head_hook``, then the registered hooks to ``(B, h, Tq, d_head)``."""
-        hooks = [] if head_gates is None else [gate_heads(self._check_gates(head_gates))]
+        hooks = [] if head_gates is None else [gate_heads(check_gates(head_gates, self.num_heads))]
         if head_hook is not None:
-            if not callable(head_hook):
-                raise TypeError(f"head_hook must be a function of the head outputs (B, h, Tq, d_head), "
-                                f"got {_got(head_hook)}")
+            check_head_hook("head_hook", head_hook)
             hooks.append(head_hook)
         if not hooks and not self._head_hooks:
             return context
         return run_head_hooks(context, [*hooks, *self._head_hooks.values()])
-
-    def _check_gates(self, head_gates: object) -> Tensor:
-        if not isinstance(head_gates, Tensor):
-            raise TypeError(
-                f"head_gates must be a tensor of shape ({self.num_heads},) (one per head), got {_got(head_gates)}"
-            )
-        if head_gates.shape != (self.num_heads,):
-            raise ValueError(
-                f"head_gates must be a tensor of shape ({self.num_heads},) (one per head), got {_shape(head_gates)}"
-            )
-        return head_gates
-
-    def _check_inputs(self, queries: Tensor, keys: Tensor | None, values: Tensor | None, valid_lens: Tensor | None,
-                      kv_cache: KVCache | None) -> tuple[Tensor, Tensor, int]:
-        """Check the inputs; return ``(keys, values, start)``: ``queries`` for self-attention, the tokens cached."""
-        self._check_input("queries", queries, "(batch, queries, d_in)", self.d_in, "d_in")
-        start = 0
-        if kv_cache is not None:
-            if not isinstance(kv_cache, KVCache):
-                raise TypeError(f"kv_cache must be a mha_lib.KVCache (cache = KVCache()), got {_got(kv_cache)}")
-            if not self.causal:
-                raise ValueError("kv_cache needs a causal layer (causal=True), but this layer has causal=False:"
-                                 " without the causal mask every earlier output changes when a token is appended,"
-                                 " so there is nothing to reuse")
-            if keys is not None or values is not None:
-                raise ValueError("kv_cache works with self-attention only, mha(x_new, kv_cache=cache): for"
-                                 " cross-attention, compute the keys and values of the encoder's output once")
-            if valid_lens is not None:
-                raise ValueError("valid_lens cannot be combined with kv_cache: a cache holds whole sequences"
-                                 " (decode sequences of equal length together, or one at a time)")
-            start = kv_cache.check(self, queries.shape[0])
-        if self.window is not None and (keys is not None or values is not None):
-            raise ValueError(f"window={self.window} works with self-attention only, mha(x): a window is measured"
-                             " between positions of one sequence")
-        if isinstance(keys, Tensor) and values is None and not keys.is_floating_point():
-            raise TypeError(
-                f"keys must be a floating-point tensor (batch, keys, kv_dim), got integers of shape {_shape(keys)}:"
-                " if these are padding lengths, pass them by name, mha(x, valid_lens=valid_lens)"
-                " (the 2nd and 3rd arguments are keys and values, for cross-attention)"
-            )
-        if keys is None and values is None:
-            if self.kv_dim != self.d_in:
-                raise ValueError(
-                    f"keys and values are None (self-attention), but this layer has kv_dim={self.kv_dim} and"
-                    f" d_in={self.d_in}: pass keys and values of width {self.kv_dim} (cross-attention)"
-                )
-            keys = values = queries
-            kv_name = "queries"
-        elif keys is None or values is None:
-            missing = "keys" if keys is None else "values"
-            raise ValueError(f"{missing} is None: pass both keys and values (cross-attention) or neither")
-        else:
-            self._check_input("keys", keys, "(batch, keys, kv_dim)", self.kv_dim, "kv_dim")
-            self._check_input("values", values, "(batch, keys, kv_dim)", self.kv_dim, "kv_dim")
-            if keys.shape[1] != values.shape[1]:
-                raise ValueError(
-                    f"keys and values must have the same length, got {_shape(keys)} and {_shape(values)}"
-                )
-            if not queries.shape[0] == keys.shape[0] == values.shape[0]:
-                raise ValueError(
-                    "queries, keys and values must have the same batch size, got "
-                    f"{queries.shape[0]}, {keys.shape[0]} and {values.shape[0]}"
-                )
-            kv_name = "keys"
-        if self.context_length is not None:
-            for name, x in (("queries", queries), (kv_name, keys)):
-                if x.shape[1] > self.context_length:
-                    raise ValueError(
-                        f"{name} has {x.shape[1]} tokens, more than context_length={self.context_length}"
-                    )
-            if start + queries.shape[1] > self.context_length:
-                raise ValueError(
-                    f"queries has {queries.shape[1]} tokens after the {start} in kv_cache: {start + queries.shape[1]}"
-                    f" in all, more than context_length={self.context_length}"
-                )
-        return keys, values, start
-
-    def _check_input(self, name: str, x: object, layout: str, width: int, width_name: str) -> None:
-        """One input: a 3-D float tensor of width ``width``, with tokens, on the weights' device and dtype, finite."""
-        check_tensor(name, x, 3, layout)
-        assert isinstance(x, Tensor)
-        check_last_dim(name, x, width, width_name)
-        check_has_tokens(name, x, layout)
-        weight = self.out_proj.weight
-        check_same_device(name, x, weight.device, "layer")
-        if x.dtype != weight.dtype and not _autocast_on(x.device.type):
-            raise TypeError(
-                f"{name} has dtype {x.dtype} but the layer's weights are {weight.dtype}: convert it with"
-                f" {name}.to({weight.dtype}) or the layer with layer.to({x.dtype})"
-            )
-        check_finite(name, x)

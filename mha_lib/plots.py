@@ -99,7 +99,7 @@ def show_heatmaps(
                 ax.set_ylabel(ylabel)
             if titles is not None and j < len(titles):
                 ax.set_title(titles[j])
-    if colorbar:
+    if colorbar and image is not None:
         fig.colorbar(image, ax=axes, shrink=0.6)
     return fig
 
@@ -112,7 +112,7 @@ def _literal(tokens: list[str]) -> list[str]:
 def _weights(trace: object, batch: object) -> tuple[np.ndarray, np.ndarray]:
     """One sequence's ``(h, Tq, Tk)`` weights and bool mask from a trace, checked."""
     trace = check_trace(trace)
-    check_index("batch", batch, trace.weights.shape[0], what=" (the trace's batch size)")
+    batch = check_index("batch", batch, trace.weights.shape[0], what=" (the trace's batch size)")
     check_finite("trace.weights", trace.weights[batch])
     return _numpy(trace.weights[batch]), trace.mask[batch].detach().cpu().numpy()
 

@@ -1,4 +1,4 @@
-"""Positional information: the sinusoidal table, learned positions and rotary embeddings (RoPE).
+"""Positional information: the sinusoidal table, learned positions, rotary embeddings (RoPE) and ALiBi's biases.
 
 Bad input follows ``mha_lib._validate``: ``TypeError`` for a wrong type, ``ValueError`` for a wrong value, each
 naming the argument. Inputs may hold any float values: positions are added or rotated in, nothing is checked for
@@ -8,11 +8,20 @@ NaN here (the tables and figures that show results refuse non-finite values).
 from __future__ import annotations
 
 import functools
+import math
 
 import torch
 from torch import Tensor, nn
 
-from mha_lib._validate import _shape, check_int, check_last_dim, check_number, check_probability, check_tensor
+from mha_lib._validate import (
+    _shape,
+    check_bool,
+    check_int,
+    check_last_dim,
+    check_number,
+    check_probability,
+    check_tensor,
+)
 
 
 def _check_even(name: str, value: int) -> int:
@@ -182,3 +191,43 @@ class RotaryEmbedding(nn.Module):
         check_last_dim("q", q, self.head_dim, "head_dim")
         check_last_dim("k", k, self.head_dim, "head_dim")
         return apply_rope(q, offset=offset, base=self.base), apply_rope(k, offset=offset, base=self.base)
+
+
+def alibi_slopes(num_heads: int) -> Tensor:
+    """``(num_heads,)`` float64: ALiBi's slope ``m`` of each head (Press, Smith and Lewis, 2022, arXiv 2108.12409).
+
+    For ``n`` heads, ``n`` a power of 2: the geometric sequence that starts at ``2^(-8/n)`` with that same ratio,
+    ``m_i = 2^(-8i/n)`` for ``i = 1 .. n`` (8 heads: 1/2, 1/4, ..., 1/256). Otherwise the paper's rule: the slopes
+    of the largest power of 2 below ``n``, ``k``, then every other slope of ``2k`` heads, for the remaining ``n - k``.
+    """
+    check_int("num_heads", num_heads)
+    return torch.tensor(_slopes(num_heads), dtype=torch.float64)
+
+
+def _slopes(n: int) -> list[float]:
+    k = 2 ** math.floor(math.log2(n))  # the largest power of 2 <= n
+    slopes = [2.0 ** (-8.0 * i / k) for i in range(1, k + 1)]  # start 2^(-8/k), ratio 2^(-8/k)
+    return slopes if k == n else slopes + _slopes(2 * k)[0::2][: n - k]
+
+
+def alibi_bias(query_positions: Tensor, key_positions: Tensor, slopes: Tensor, *, causal: bool = True) -> Tensor:
+    """``(h, Tq, Tk)``: ALiBi's bias ``-m_h (i - j)`` for the query at position ``i`` and the key at ``j``.
+
+    Added to the scores ``q k^T / sqrt(d_head)`` before the softmax: each head penalises a key linearly with its
+    distance, steeply (large ``m``, a local head) or gently (small ``m``). The paper's models are causal, so
+    ``i - j >= 0`` where a key is visible; ``causal=False`` uses the distance ``|i - j|`` in both directions.
+    """
+    for name, pos in (("query_positions", query_positions), ("key_positions", key_positions)):
+        if not isinstance(pos, Tensor) or pos.is_floating_point() or pos.dtype == torch.bool or pos.dim() != 1:
+            raise TypeError(f"{name} must be a 1-D tensor of integer positions, e.g. torch.arange(T), got "
+                            f"{_shape(pos) if isinstance(pos, Tensor) else type(pos).__name__}")
+    slopes = check_tensor("slopes", slopes, 1, "(heads,)")
+    return _alibi_bias(query_positions, key_positions, slopes, check_bool("causal", causal))
+
+
+def _alibi_bias(query_positions: Tensor, key_positions: Tensor, slopes: Tensor, causal: bool) -> Tensor:
+    """``alibi_bias`` without the checks, in ``slopes``' dtype and on its device, for the layer."""
+    distance = query_positions[:, None] - key_positions.to(query_positions.device)[None, :]  # (Tq, Tk): i - j
+    if not causal:
+        distance = distance.abs()
+    return -slopes[:, None, None] * distance.to(device=slopes.device, dtype=slopes.dtype)  # (h, Tq, Tk)

@@ -313,7 +313,7 @@ class MiniLM:
     def __repr__(self) -> str:
         c = self.encoder.config
         return (f"MiniLM({c.num_layers} layers x {c.num_heads} heads, d_model={c.d_model}, "
-                f"{self.encoder.num_parameters():,} weights)")
+                f"{self.encoder.num_parameters()} weights)")
 
     def tokenize(self, sentences: str | Sequence[str]) -> TokenBatch:
         """Sentences -> a padded ``TokenBatch`` on the encoder's device."""

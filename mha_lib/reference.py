@@ -51,10 +51,11 @@ def load_d2l() -> types.ModuleType:
 
             return __getattr__
 
+        # PEP 562: a module's own __getattr__, set on the stand-ins at run time (mypy types ModuleType's as a method)
         stub.__getattr__ = _refuse("torchvision.")  # type: ignore[method-assign]
         transforms.__getattr__ = _refuse("torchvision.transforms.")  # type: ignore[method-assign]
         stub.__path__ = []  # a package, so that "from torchvision import transforms" works
-        stub.transforms = transforms  # type: ignore[attr-defined]
+        stub.transforms = transforms  # type: ignore[attr-defined]  # a stand-in package holds its submodule
         sys.modules["torchvision"] = stub
         sys.modules["torchvision.transforms"] = transforms
         try:
@@ -89,7 +90,7 @@ def to_torch_mha(mha: MultiHeadAttention) -> nn.MultiheadAttention:
         ref.q_proj_weight.copy_(mha.W_query.weight)
         ref.k_proj_weight.copy_(mha.W_key.weight)
         ref.v_proj_weight.copy_(mha.W_value.weight)
-    biases = [lin.bias if lin.bias is not None else torch.zeros_like(mha.out_proj.bias)
+    biases: list[Tensor] = [lin.bias if lin.bias is not None else torch.zeros_like(mha.out_proj.bias)
               for lin in (mha.W_query, mha.W_key, mha.W_value)]
     ref.in_proj_bias.copy_(torch.cat(biases))
     ref.out_proj.weight.copy_(mha.out_proj.weight)

@@ -20,7 +20,7 @@ class AttentionTrace:
     queries: Tensor  # (B, h, Tq, d_head), after W_query (and RoPE)
     keys: Tensor  # (B, h, Tk, d_head), after W_key (and RoPE): the keys each query head reads
     values: Tensor  # (B, h, Tk, d_head), after W_value: the values each query head reads
-    scores: Tensor  # (B, h, Tq, Tk), q k^T / sqrt(d_head), before masking
+    scores: Tensor  # (B, h, Tq, Tk), q k^T / sqrt(d_head) (+ bias, with ALiBi), before masking
     mask: Tensor  # (B, h, Tq, Tk) bool, True = may attend
     weights: Tensor  # (B, h, Tq, Tk), softmax rows (before dropout)
     head_context: Tensor  # (B, h, Tq, d_head), weights @ values per head, before the head hooks and gates
@@ -32,6 +32,7 @@ class AttentionTrace:
     query_positions: Tensor | None = None  # (Tq,) int64: each query's position (offset by the cached tokens)
     key_positions: Tensor | None = None  # (Tk,) int64: each key's position (a windowed cache skips some)
     sink_weights: Tensor | None = None  # (B, h, Tq): the weight a learned sink logit took (sink_logit=True)
+    bias: Tensor | None = None  # (h, Tq, Tk): what the layer added to the scores (alibi=True), None without
 
     @property
     def num_heads(self) -> int:

@@ -165,3 +165,17 @@ def test_peak_memory_is_measured_in_a_fresh_process(what: str, name: str, pass_:
     table = measure.table_bytes(2, 2, 256)
     assert isinstance(peak, int) and peak >= -1  # -1: no /proc to read the peak from
     assert peak < 50 * table, "a sane number of bytes"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_the_overhead_pairs_compute_the_same_and_report_a_ratio(device: str, dtype: str) -> None:
+    """benchmarks/bench_overhead.py: the layer and its baseline agree in each pair, and every row has its ratio."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_overhead
+
+    rows = bench_overhead.overhead(d_model=32, heads=4, cached_tokens=8, batch=2, tokens=16, calls=2, fused_calls=1,
+                                   rounds=2, warmup=1, device=device, dtype=dtype)
+    assert [r["what"] for r in rows] == ["one token", "one token, cached", "fused forward"]
+    assert all(r["ratio"] > 0 and r["layer_us"] > 0 for r in rows)
+    assert {r["clock"] for r in rows} == {"thread CPU" if device == "cpu" else "wall"}

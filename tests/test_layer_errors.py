@@ -145,3 +145,31 @@ def test_toy_functions_name_what_they_expected() -> None:
         toy.accuracy(MultiHeadAttention(8, 8, None, 0.0, 2), batch)
     with pytest.raises(TypeError, match=r"head_gates must be a tensor of shape \(1, 2\)"):
         model(batch.inputs, head_gates=[[1.0, 0.0]])
+
+
+# ---------------------------------------------------------------------------------------- no silent truthiness
+
+
+@pytest.mark.parametrize(("option", "value", "hint"), [
+    ("causal", "no", ""), ("causal", "False", ": write causal=False"), ("qkv_bias", "False", ": write qkv_bias=False"),
+    ("qkv_bias", 1, ""), ("causal", None, ""), ("sink_logit", "yes", ""),
+])
+def test_boolean_options_refuse_what_is_not_a_bool(option: str, value: object, hint: str) -> None:
+    got = f"{type(value).__name__} {value!r}"
+    with pytest.raises(TypeError, match=rf"^{option} must be True or False, got {got}{hint}$"):
+        MultiHeadAttention(8, 8, None, 0.0, 2, **{option: value})
+
+
+def test_a_numpy_bool_is_a_bool() -> None:
+    import numpy as np
+
+    assert not MultiHeadAttention(8, 8, None, 0.0, 2, causal=np.bool_(False)).causal
+
+
+def test_functions_with_a_causal_flag_refuse_a_str() -> None:
+    from mha_lib import scaled_dot_product_attention, tiled_attention
+
+    q = torch.randn(1, 3, 4)
+    for fn in (scaled_dot_product_attention, tiled_attention):
+        with pytest.raises(TypeError, match=r"causal must be True or False, got str 'no'"):
+            fn(q, q, q, causal="no")

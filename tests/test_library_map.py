@@ -19,7 +19,7 @@ LIB = ROOT / "mha_lib"
 LAYERS: list[list[str]] = [
     ["_validate", "i18n"],  # argument checks; the library's language
     ["tokenize", "heads", "positional", "attention", "cache", "trace", "hooks", "measure", "notebook"],  # pieces
-    ["kernels"],  # the attention functions the layer calls
+    ["kernels", "arguments"],  # the attention functions the layer calls, and its argument checks
     ["mha"],  # the layer
     ["reference", "tables", "plots", "head_maps", "toy"],  # built on the layer: references, views, the toy kit
     ["bert"],  # a BERT encoder from the layer, scored with the toy kit's detectors

@@ -150,6 +150,54 @@ def test_train_is_deterministic_and_restores_the_thread_count() -> None:
     assert not runs[0].equals(other)
 
 
+def test_train_stops_early_as_a_prefix_of_the_full_run() -> None:
+    """``stop_below`` ends training at the first step whose last ``stop_window`` scored losses average below it; the
+    history and the weights are exactly those of a run with that many steps (same optimizer, same batches)."""
+    task = functools.partial(toy.reverse_task, length=8, vocab_size=10)
+    kwargs = dict(batch_size=16, lr=1e-2, seed=3, progress=False)
+    full_model = _model(num_layers=1, causal=False)
+    full = toy.train(full_model, task, steps=60, **kwargs)
+    smooth = full["scored loss"].rolling(5).mean()
+    level = float(smooth.iloc[30])  # reached at step 30 or earlier
+    stop = int((smooth < level).idxmax()) if (smooth < level).any() else 59
+    stopped_model = _model(num_layers=1, causal=False)
+    stopped = toy.train(stopped_model, task, steps=60, stop_below=level, stop_window=5, **kwargs)
+    assert len(stopped) == stop + 1 < 60 and list(stopped.index) == list(range(stop + 1))
+    pd.testing.assert_frame_equal(stopped, full.iloc[: stop + 1], check_exact=True)
+    same_length_model = _model(num_layers=1, causal=False)
+    toy.train(same_length_model, task, steps=stop + 1, **kwargs)
+    for a, b in zip(stopped_model.parameters(), same_length_model.parameters()):
+        assert torch.equal(a, b)
+    assert len(toy.train(_model(num_layers=1, causal=False), task, steps=20, stop_below=-1.0, **kwargs)) == 20
+    with pytest.raises(TypeError, match="stop_below"):
+        toy.train(_model(), task, steps=2, stop_below="0.1", progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="stop_window"):
+        toy.train(_model(), task, steps=2, stop_below=0.1, stop_window=0, progress=False)
+
+
+def test_train_stops_early_when_every_recent_loss_is_below() -> None:
+    """stop_when="every" ends the run once `stop_window` training batches in a row score under it; the optimizer and the
+    batch stream are those of the full run, so the early stop gives the full run's first steps, weights included."""
+    task = functools.partial(toy.reverse_task, length=10, vocab_size=12)
+    model = _model(num_layers=1, causal=False)
+    full_model = _model(num_layers=1, causal=False)
+    full = toy.train(full_model, task, steps=60, batch_size=16, lr=1e-2, seed=3, progress=False)
+    threshold = float(full["scored loss"].iloc[:40].max())  # every batch from the start is under it ...
+    early = toy.train(model, task, steps=60, batch_size=16, lr=1e-2, seed=3, progress=False,
+                      stop_below=threshold + 1e-6, stop_window=5, stop_when="every")
+    assert len(early) == 5 and list(early.index) == list(range(5))  # ... so it stops after `stop_window` steps
+    pd.testing.assert_frame_equal(early, full.iloc[:5], check_exact=True)
+    again = _model(num_layers=1, causal=False)
+    toy.train(again, task, steps=5, batch_size=16, lr=1e-2, seed=3, progress=False)
+    for a, b in zip(model.parameters(), again.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    never = toy.train(_model(num_layers=1, causal=False), task, steps=8, batch_size=16, seed=3, progress=False,
+                      stop_below=1e-9)
+    assert len(never) == 8
+    with pytest.raises(ValueError, match="stop_when"):
+        toy.train(_model(), task, steps=2, progress=False, stop_below=0.1, stop_when="always")
+
+
 def test_train_lowers_the_loss_and_task_loss_matches_cross_entropy() -> None:
     model = _model(num_layers=1, causal=False)
     task = functools.partial(toy.reverse_task, length=10, vocab_size=12)

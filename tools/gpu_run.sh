@@ -7,7 +7,8 @@
 #   3. notebooks 10 and 11 executed once more, kept with their outputs (their timing and GPU-survey cells are
 #      not compared by nbval: these copies show what ran);
 #   4. `make benchmark` on CUDA in float32 and bfloat16 (forward, forward+backward, peak memory, the sweep over T),
-#      then the decoding benchmark (KV cache, MHA/GQA/MQA), alone on the machine.
+#      then the decoding benchmark (KV cache, MHA/GQA/MQA) and the layer's overhead (bench_overhead.py), in float32
+#      and bfloat16, alone on the machine.
 # Everything goes to $OUT: log.txt (with `| tee`), env.txt, results.tar.gz (CSV, JSON, printed tables, junit XML,
 # the executed notebooks). Exits non-zero if a step failed; every step runs regardless.
 #
@@ -133,8 +134,15 @@ for dtype in float32 bfloat16; do
         --warmup 3 --repeats 10 --no-decode --sweep --csv "$RES/$name.csv" --json "$RES/$name.json" \
         --sweep-csv "$RES/sweep_${DEV}_$dtype.csv"
 done
-check decoding "$RES/decode_$DEV.txt" $V benchmarks/mha_benchmark.py $QUICK --device "$DEV" --decode-only \
-    --warmup 2 --repeats 3 --decode-csv "$RES/decode_$DEV.csv" --decode-json "$RES/decode_$DEV.json"
+# Decoding (cached vs uncached vs the hand-written decoder) and the layer's overhead (bench_overhead.py: one token with
+# and without a cache, the fused forward vs minimal SDPA), in both dtypes; float32 keeps the decode_$DEV.* names.
+for dtype in float32 bfloat16; do
+    name=decode_$DEV$([ "$dtype" = float32 ] || echo "_$dtype")
+    check "decoding-$dtype" "$RES/$name.txt" $V benchmarks/mha_benchmark.py $QUICK --device "$DEV" --decode-only \
+        --dtype "$dtype" --warmup 2 --repeats 3 --decode-csv "$RES/$name.csv" --decode-json "$RES/$name.json"
+    check "overhead-$dtype" "$RES/overhead_${DEV}_$dtype.txt" $V benchmarks/bench_overhead.py --device "$DEV" \
+        --dtype "$dtype"
+done
 
 tar -czf "$OUT/results.tar.gz" -C "$OUT" results && rm -rf "$RES"
 say "done; failed: ${FAILED[*]:-none}"

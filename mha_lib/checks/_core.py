@@ -26,7 +26,7 @@ import math
 import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
@@ -120,9 +120,9 @@ class Case:
     """One input to try: what it is in words, the arguments, what the library returns, and a hint if it fails."""
 
     name: str
-    args: tuple
+    args: tuple[Any, ...]
     expected: object
-    kwargs: dict = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict)
     hint: str = ""
 
 
@@ -209,7 +209,7 @@ def difference(expected: object, got: object, *, rtol: float = 1e-4, atol: float
                                              got=_number(got_f[at].item()), largest=_number(largest))
 
 
-def _clone(value: object) -> object:
+def _clone(value: Any) -> Any:
     if isinstance(value, Tensor):
         return value.clone()
     if isinstance(value, (tuple, list)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from mha_lib.attention import scaled_dot_product_attention as library_attention
@@ -14,7 +16,7 @@ FORBID = [(library_attention, "mha_lib.scaled_dot_product_attention"),
           (torch.nn.functional.scaled_dot_product_attention, "F.scaled_dot_product_attention")]
 
 
-def _compare(expected: object, got: object) -> str | None:
+def _compare(expected: Any, got: object) -> str | None:
     """The weights first (a wrong softmax shows there), then the output; each named."""
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         return difference(expected, got)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -31,7 +32,7 @@ def _with_gradient(fn: Callable) -> Callable:
     return wrapped
 
 
-def _compare(expected: object, got: object) -> str | None:
+def _compare(expected: Any, got: object) -> str | None:
     rows, grad = expected
     if not isinstance(got, tuple):
         return difference(rows, got)

@@ -8,6 +8,8 @@ output and attention weights on a fixed input, compared with ``mha_lib.pretraine
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -60,9 +62,9 @@ def _cases() -> list[Case]:
     return cases
 
 
-def _compare(expected: object, got: object) -> str | None:
+def _compare(expected: Any, got: object) -> str | None:
     """What the learner's layer computes on the case's input, against the library's layer."""
-    x, output, weights, state, layer = expected  # type: ignore[misc]
+    x, output, weights, state, layer = expected
     if not isinstance(got, MultiHeadAttention):
         return _("expected a mha_lib.MultiHeadAttention, got {kind}").format(kind=type(got).__name__)
     if got.d_in != x.shape[-1] or got.num_heads != weights.shape[1]:

@@ -6,7 +6,7 @@ The gradient score is Michel et al.'s (2019), per sequence (one backward pass ea
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import pandas as pd
 import torch
@@ -15,6 +15,8 @@ from torch import Tensor
 
 from mha_lib._validate import _got, check_choice
 from mha_lib.heads import head_index
+from mha_lib.hooks import HeadHook
+from mha_lib.mha import MultiHeadAttention
 from mha_lib.toy.model import TinyTransformer, _on_model
 from mha_lib.toy.tasks import TaskBatch
 from mha_lib.toy.training import task_loss
@@ -58,10 +60,12 @@ def sequence_gate_gradients(
     batch = _on_model(model, batch)
     base = _ones(model) if head_gates is None else model._check(batch.inputs, head_gates).detach()  # (L, h)
     gates = base.expand(batch.batch_size, -1, -1).clone().requires_grad_(True)  # (B, L, h)
-    handles = [
-        block.attn.register_head_hook(lambda context, layer=layer: context * gates[:, layer, :, None, None])
-        for layer, block in enumerate(model.blocks)
-    ]
+
+    def gate(layer: int) -> HeadHook:  # layer l's heads times their gates
+        return lambda context: context * gates[:, layer, :, None, None]
+
+    handles = [cast(MultiHeadAttention, block.attn).register_head_hook(gate(layer))
+               for layer, block in enumerate(model.blocks)]
     try:
         logits = model(batch.inputs, head_gates=_ones(model))  # (B, T, V); the copies carry the gate values
         losses = F.cross_entropy(logits.transpose(1, 2), batch.targets, reduction="none")  # (B, T)

@@ -157,7 +157,9 @@ class TinyTransformer(nn.Module):
         layer, index = self._head(head)
         if not callable(fn):
             raise TypeError(f"fn must be a function of the head's output (B, T, d_head), got {_got(fn)}")
-        return self.blocks[layer].attn.register_head_hook(on_head(index, fn))
+        attn = self.blocks[layer].attn
+        assert isinstance(attn, MultiHeadAttention)  # nn.Module's getattr types it loosely
+        return attn.register_head_hook(on_head(index, fn))
 
     # ------------------------------------------------------------------------------------------ helpers
 

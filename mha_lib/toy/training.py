@@ -63,6 +63,9 @@ def train(
     threads: int | None = 1,
     progress: bool | None = None,
     desc: str = "training",
+    stop_below: float | None = None,
+    stop_window: int = 10,
+    stop_when: str = "mean",
 ) -> pd.DataFrame:
     """Train ``model`` with AdamW on fresh batches ``task(batch_size, generator=g)``; returns the loss history.
 
@@ -71,9 +74,19 @@ def train(
     and moved to the model's device. The same seed, model initialisation and ``threads`` give the same
     history on a CPU; ``threads`` is restored afterwards. ``progress``: see ``_progress_bar`` (None: a bar
     only in an interactive terminal; True: a widget in Jupyter).
+
+    Early stop: with ``stop_below``, training ends after the first step at which the last ``stop_window`` scored
+    losses are below it: their mean (``stop_when="mean"``) or every one of them (``"every"``, stricter); at most
+    ``steps`` steps. The optimizer and the batch stream are those of the full run, so a stopped run is exactly the
+    first rows (and the weights) of a run with that many steps.
     """
     check_int("steps", steps)
     check_int("batch_size", batch_size)
+    check_int("stop_window", stop_window)
+    if stop_below is not None and (isinstance(stop_below, bool) or not isinstance(stop_below, (int, float))):
+        raise TypeError(f"stop_below must be a number or None, got {_got(stop_below)}")
+    if stop_when not in ("mean", "every"):
+        raise ValueError(f"stop_when must be 'mean' or 'every', got {stop_when!r}")
     if not isinstance(model, TinyTransformer):
         raise TypeError(f"model must be a TinyTransformer, got {_got(model)}")
     previous_threads = torch.get_num_threads()
@@ -98,11 +111,16 @@ def train(
                 history.append((loss.item(), losses.detach()[batch.scored].mean().item()))
                 if step % 50 == 0:
                     bar.set_postfix(loss=f"{history[-1][0]:.3f}")
+                recent = [scored for _, scored in history[-stop_window:]]
+                if stop_below is not None and len(recent) == stop_window and (
+                        sum(recent) / stop_window < stop_below if stop_when == "mean"
+                        else all(scored < stop_below for scored in recent)):
+                    break
             bar.close()
             model.eval()
     finally:
         torch.set_num_threads(previous_threads)
-    return pd.DataFrame(history, columns=["loss", "scored loss"], index=pd.RangeIndex(steps, name="step"))
+    return pd.DataFrame(history, columns=["loss", "scored loss"], index=pd.RangeIndex(len(history), name="step"))
 
 
 def uniform_loss(vocab_size: int) -> float:
