@@ -16,7 +16,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 .PHONY: help install lab test lint notebooks images benchmark test-browser test-colab test-pythons \
 	test-lowest test-env test-cpus test-seeds clean student slides test-kit site test-site lab-student test-install \
-	translations test-pt-BR lab-pt-BR
+	translations
 
 help:
 	@echo "make lab           create .venv, install, open JupyterLab on notebooks/"
@@ -40,9 +40,9 @@ help:
 	@echo "make test-kit      the classroom kit end to end: student copies run, nbgrader grades them (minutes)"
 	@echo "make lab-student   open JupyterLab on the student edition, student/ (the exercises without answers)"
 	@echo "make test-install  INSTALL.md's commands in an empty venv, then every student copy in it (minutes)"
-	@echo "make lab-pt-BR     open JupyterLab on the Portuguese edition, pt-BR/notebooks/ (edição em português)"
-	@echo "make translations  write the Portuguese edition pt-BR/ from notebooks/ and locale/pt_BR/*.po (commit both)"
-	@echo "make test-pt-BR    the Portuguese edition: strict nbval of pt-BR/notebooks, every pt-BR/student copy run"
+	@echo "make lab-CODE      open JupyterLab on an edition (locale/editions.toml): make lab-pt-BR (edição em português)"
+	@echo "make translations  write and run every translated edition (pt-BR/) from notebooks/ and locale/*/ (commit all)"
+	@echo "make test-CODE     an edition's notebooks, strict, and its student copies run: make test-pt-BR"
 	@echo "make site          build the website into build/site (English) and build/site/pt-BR (nothing executed)"
 	@echo "make test-site     the website in headless Chromium, offline: pages, links, search, buttons, axe"
 	@echo "make clean         remove every venv, build and cache folder this Makefile makes"
@@ -74,8 +74,11 @@ lab: install
 lab-student: install
 	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,student/,$(LAB_OPEN)) $(LAB_ARGS)
 
-lab-pt-BR: install
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,pt-BR/notebooks/,$(LAB_OPEN)) $(LAB_ARGS)
+# Any edition of locale/editions.toml by its code: make lab-pt-BR (lab-student, above, is its own target).
+lab-%: install
+	@folder="$$($(PY) tools/editions.py folder $*)" || exit 2; \
+	echo "$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,$$folder/,$(LAB_OPEN)) $(LAB_ARGS)"; \
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) $(subst notebooks/,$$folder/,$(LAB_OPEN)) $(LAB_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -120,15 +123,20 @@ test-kit: install
 	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
 	timeout 1500 $(PY) tools/colab_sim.py --student $(COLAB_ARGS)
 
-# The Brazilian Portuguese edition (tools/translations.py): catalogs in locale/pt_BR, notebooks in pt-BR/. The parity
-# test (tests/test_translations.py) runs in `make test`; the edition's notebooks run here.
+# The translated editions (tools/translations.py, locale/editions.toml): catalogs in locale/<gettext>/, notebooks in
+# <code>/, each executed as itself (only those whose code changed). The parity test (tests/test_translations.py) runs
+# in `make test`; an edition's notebooks run here, by its code: make test-pt-BR. Explicit targets (test-kit...) win
+# over this pattern, and GNU make takes the shortest stem, so test-python3.12 stays test-python%'s.
 translations: install
 	$(PY) tools/translations.py
 
-test-pt-BR: install
-	$(PY) tools/translations.py --check
-	MHA_PT_BR_TEST=1 timeout 1200 $(PY) -m pytest $(PYTEST_ARGS) pt-BR/notebooks \
-		tests/test_translations.py::test_the_portuguese_student_copy_runs
+test-%: install
+	@folder="$$($(PY) tools/editions.py folder $*)" || exit 2; \
+	if [ "$$folder" = notebooks ]; then \
+		echo "the English notebooks run in make test"; $(PY) -m pytest $(PYTEST_ARGS) notebooks; exit $$?; fi; \
+	$(PY) tools/translations.py --check --edition $* && \
+	MHA_EDITION_TEST=$* timeout 1200 $(PY) -m pytest $(PYTEST_ARGS) $$folder \
+		tests/test_translations.py::test_the_student_copy_runs
 
 # The website (tools/site_build.py): Sphinx + MyST-NB + sphinx-book-theme from PyPI, MathJax and axe-core from npm.
 site: install

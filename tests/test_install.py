@@ -33,6 +33,15 @@ RUNNER = r'''
 import sys, time, nbformat
 from pathlib import Path
 from nbclient import NotebookClient
+from mha_lib.i18n import _, available_languages, language
+
+# A check's verdict on an untouched stub, in every language the library speaks (a translated edition's copies
+# set theirs in the setup cell): "not attempted yet", "ainda não tentado"...
+UNTOUCHED = []
+for code in available_languages():
+    with language(code):
+        UNTOUCHED.append(_("… {title}: not attempted yet (the function returned None). Write its body in place of"
+                           " `pass`, `return` the result, then run this cell again.").split("{title}")[1].split("(")[0])
 
 failed = 0
 folders = sys.argv[1].split(",") if len(sys.argv) > 1 else ["student"]
@@ -50,7 +59,7 @@ for path in [p for folder in folders for p in sorted(Path(folder).glob("[0-9][0-
             if out.get("output_type") != "error":
                 continue
             tagged = "raises-exception" in cell.metadata.get("tags", [])
-            if not (tagged and out.ename == "CheckFailed" and "not attempted yet" in out.evalue):
+            if not (tagged and out.ename == "CheckFailed" and any(u in out.evalue for u in UNTOUCHED)):
                 problems.append(f"cell {index}: {out.ename}: {out.evalue[:300]}")
     print(f"{path}: {'ok' if not problems else 'FAILED'} ({time.perf_counter() - start:.0f} s)", flush=True)
     for problem in problems:

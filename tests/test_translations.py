@@ -1,17 +1,20 @@
-"""The Portuguese edition (``pt-BR/``) never drifts from, or damages, the English one.
+"""The translated editions (``locale/editions.toml``; ``pt-BR/`` today) never drift from, or damage, the English one.
 
-The catalogs ``locale/pt_BR/*.po`` are the source of the translation (``tools/translations.py``). This test fails:
+The catalogs ``locale/<gettext>/*.po`` are the source of each translation (``tools/translations.py``). Every test is
+parametrized over the translated editions. This test fails:
 
 - on a fuzzy, untranslated or missing entry, and on an entry whose English is no longer what the notebook says
   (a one-word change to an English markdown cell fails here until ``make translations`` is run and the entry,
   marked fuzzy, is translated again);
-- on any difference between the editions other than markdown text and translated comments: same cells, ids,
-  types, metadata, outputs and code (comments aside), and the edition's files are exactly what the tool writes;
-- on a translation that loses a code span, a formula, a link target, a heading or a teacher/student marker;
+- on any difference between the editions other than markdown text, translated comments and translated strings
+  (``tools/code_strings.py`` says which strings): same cells, ids, types, metadata, kinds of output, and code token
+  by token, the setup cell's ``language="pt-BR"`` aside; and the edition's files are exactly what the tool writes;
+- on a translation that loses a code span, a formula, a link target, a heading or a teacher/student marker, and on
+  a translated string that loses a placeholder ``{...}`` or an escape, or is no longer one string literal;
 - on a link or an image of the edition that does not resolve, and on a term the glossary tells translators to avoid.
 
-Strict nbval of ``pt-BR/notebooks`` (``make test-pt-BR``) checks that the edition's code runs and its outputs are
-the English ones.
+The edition's notebooks are executed as themselves (``make translations``); strict nbval of ``pt-BR/notebooks``
+(``make test-pt-BR``) checks that their outputs are what their code prints.
 """
 
 from __future__ import annotations
@@ -31,16 +34,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import translations as tr  # noqa: E402
+from code_strings import is_words, split_literal  # noqa: E402
+from editions import TRANSLATED, Edition  # noqa: E402
 
 NOTEBOOKS = tr.english_notebooks()
 NAMES = [p.name for p in NOTEBOOKS]
+EDITION = pytest.mark.parametrize("edition", TRANSLATED, ids=[e.code for e in TRANSLATED])
 
 
-def _catalog(name: str) -> polib.POFile:
-    return polib.pofile(str(tr.CATALOGS / name.replace(".ipynb", ".po")), wrapwidth=0)
+def _catalog(edition: Edition, name: str) -> polib.POFile:
+    return polib.pofile(str(edition.catalogs / name.replace(".ipynb", ".po")), wrapwidth=0)
 
 
-def _code_without_comments(source: str) -> list[tuple[int, str]]:
+def _code_tokens(source: str) -> list[tuple[int, str]]:
     """The tokens of a code cell, comments left out (IPython lines compared as text)."""
     tokens = tr.python_tokens(source)
     if tokens is None:
@@ -50,18 +56,47 @@ def _code_without_comments(source: str) -> list[tuple[int, str]]:
     return code + [(0, m) for m in magics]
 
 
-def test_every_notebook_has_a_catalog_and_both_copies() -> None:
+def _code_differences(english: str, translated: str, setup: str | None = None) -> list[str]:
+    """Where the code of ``translated`` differs from ``english`` other than in a translated string (empty: none).
+
+    A string token may differ only where the English one is words (``code_strings.is_words``), with the same
+    prefix and quotes and the same placeholders; ``setup`` is the edition's code when this is the setup cell, whose
+    one difference is ``language="<code>"`` in its ``setup(...)`` call.
+    """
+    en, pt = _code_tokens(english), _code_tokens(translated)
+    if setup is not None:
+        en = _code_tokens(tr.SETUP_CALL.sub(lambda m: f'setup(seed={m.group(1)}, language="{setup}")', english))
+    if len(en) != len(pt):
+        return [f"{len(en)} tokens in English, {len(pt)} in the translation"]
+    words = {(lit.prefix, lit.quote, lit.body): lit for lit in tr.literals(english) if is_words(lit)}
+    problems = []
+    for (kind_a, a), (kind_b, b) in zip(en, pt, strict=True):
+        if (kind_a, a) == (kind_b, b):
+            continue
+        if kind_a == kind_b == tokenize.STRING and setup is None:
+            literal = words.get(split_literal(a))
+            prefix, quote, body = split_literal(b)
+            if literal is not None and (prefix, quote) == (literal.prefix, literal.quote) \
+                    and tr.placeholders(body, literal.is_f) == tr.placeholders(literal.body, literal.is_f):
+                continue
+        problems.append(f"{a[:60]!r} became {b[:60]!r}")
+    return problems
+
+
+@EDITION
+def test_every_notebook_has_a_catalog_and_both_copies(edition: Edition) -> None:
     for name in NAMES:
-        assert (tr.CATALOGS / name.replace(".ipynb", ".po")).exists(), f"no catalog for {name}: make translations"
-        assert (tr.TEACHER / name).exists() and (tr.STUDENTS / name).exists(), f"{name}: make translations"
-    assert sorted(p.name for p in tr.TEACHER.glob("*.ipynb")) == NAMES, "pt-BR/notebooks holds other notebooks"
-    assert sorted(p.name for p in tr.STUDENTS.glob("*.ipynb")) == NAMES, "pt-BR/student holds other notebooks"
+        assert (edition.catalogs / name.replace(".ipynb", ".po")).exists(), f"no catalog for {name}: make translations"
+        assert (edition.notebooks / name).exists() and (edition.student / name).exists(), f"{name}: make translations"
+    assert sorted(p.name for p in edition.notebooks.glob("*.ipynb")) == NAMES, f"{edition.code}/notebooks holds others"
+    assert sorted(p.name for p in edition.student.glob("*.ipynb")) == NAMES, f"{edition.code}/student holds others"
 
 
+@EDITION
 @pytest.mark.parametrize("name", NAMES)
-def test_catalog_is_complete_and_current(name: str) -> None:
+def test_catalog_is_complete_and_current(edition: Edition, name: str) -> None:
     """Every entry translated, none fuzzy; the msgids are exactly what the English notebook says now."""
-    po = _catalog(name)
+    po = _catalog(edition, name)
     live = [e for e in po if not e.obsolete]
     fuzzy = [e.msgctxt for e in live if "fuzzy" in e.flags]
     empty = [e.msgctxt for e in live if not e.msgstr.strip()]
@@ -76,41 +111,81 @@ def test_catalog_is_complete_and_current(name: str) -> None:
         f" cells {sorted(set(changed + gone))}")
 
 
-def test_the_student_note_is_translated() -> None:
-    po = polib.pofile(str(tr.KIT))
-    assert all(e.translated() for e in po), "locale/pt_BR/kit.po has entries left to translate"
+@EDITION
+def test_the_student_note_is_translated(edition: Edition) -> None:
+    po = polib.pofile(str(edition.catalogs / "kit.po"))
+    assert all(e.translated() for e in po), f"locale/{edition.gettext}/kit.po has entries left to translate"
 
 
+@EDITION
 @pytest.mark.parametrize("name", NAMES)
-def test_translation_keeps_code_spans_maths_links_headings_and_markers(name: str) -> None:
-    problems = [f"{e.msgctxt}: {p}" for e in _catalog(name) if not e.obsolete and not e.msgctxt.endswith(tr.COMMENT)
+def test_translation_keeps_code_spans_maths_links_headings_and_markers(edition: Edition, name: str) -> None:
+    problems = [f"{e.msgctxt}: {p}" for e in _catalog(edition, name)
+                if not e.obsolete and not e.msgctxt.endswith((tr.COMMENT, tr.STRING))
                 for p in tr.structure_problems(e.msgid, e.msgstr)]
     assert not problems, f"{name}: " + "; ".join(problems)
 
 
+@EDITION
 @pytest.mark.parametrize("name", NAMES)
-def test_editions_differ_only_in_words(name: str) -> None:
-    """Same cells, ids, types, metadata, outputs; code equal once comments are set aside; markdown translated."""
+def test_translated_strings_keep_placeholders_escapes_and_quotes(edition: Edition, name: str) -> None:
+    """Each string entry keeps its ``{...}`` fields and escapes and stays one literal; one translation per literal.
+
+    A literal used twice in a notebook (a dict key, then a label) gets the same translation in every cell, so that
+    code that looks it up still finds it.
+    """
+    cells = {c.id: c.source for c in nbformat.read(tr.ROOT / "notebooks" / name, as_version=4).cells}
+    problems, chosen = [], {}
+    for e in _catalog(edition, name):
+        if e.obsolete or not e.msgctxt.endswith(tr.STRING) or not e.msgstr:
+            continue
+        problems += [f"{e.msgctxt} {e.msgid[:40]!r}: {p}"
+                     for p in tr.string_problems(cells.get(e.msgctxt.split()[0], ""), e.msgid, e.msgstr)]
+        if chosen.setdefault(e.msgid, e.msgstr) != e.msgstr:
+            problems.append(f"{e.msgid[:40]!r} has two translations: {chosen[e.msgid]!r} and {e.msgstr!r}")
+    assert not problems, f"{name}: " + "; ".join(problems)
+
+
+@EDITION
+@pytest.mark.parametrize("name", NAMES)
+def test_editions_differ_only_in_words(edition: Edition, name: str) -> None:
+    """Same cells, ids, types, metadata, kinds of output; code token by token equal but for translated strings."""
     en = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
-    pt = nbformat.read(tr.TEACHER / name, as_version=4)
-    assert pt.metadata == en.metadata
+    pt = nbformat.read(edition.notebooks / name, as_version=4)
+    without_run = lambda meta: {k: v for k, v in meta.items() if k != "language_info"}  # noqa: E731
+    assert without_run(pt.metadata) == without_run(en.metadata)
     assert [(c.id, c.cell_type) for c in pt.cells] == [(c.id, c.cell_type) for c in en.cells]
+    setup = tr.setup_cell(en)
     untranslated = []
     for a, b in zip(en.cells, pt.cells, strict=True):
         assert b.metadata == a.metadata, f"{name} {a.id}: cell metadata differ"
         if a.cell_type == "code":
-            assert b.outputs == a.outputs, f"{name} {a.id}: outputs differ"
-            assert b.execution_count == a.execution_count
-            assert _code_without_comments(b.source) == _code_without_comments(a.source), \
-                f"{name} {a.id}: the code differs (only comments may be translated)"
-        elif a.cell_type == "markdown" and a.source.strip() and b.source == tr.relocate_links(a.source):
+            assert [o.output_type for o in b.outputs] == [o.output_type for o in a.outputs], \
+                f"{name} {a.id}: the edition's run gave other kinds of output than the English run"
+            differences = _code_differences(a.source, b.source, edition.code if a.id == setup else None)
+            assert not differences, f"{name} {a.id}: the code differs (only comments and words may): {differences}"
+        elif a.cell_type == "markdown" and a.source.strip() and \
+                b.source == tr.with_stubs(tr.relocate_links(a.source, edition), edition):
             untranslated.append(a.id)
         assert b.get("attachments") == a.get("attachments")
     assert not untranslated, f"{name}: markdown cells still in English: {untranslated}"
 
 
+def test_the_setup_cell_differs_by_the_language_only() -> None:
+    """The parity check refuses any other change to the setup cell, and to a non-words string."""
+    en = nbformat.read(NOTEBOOKS[3], as_version=4)
+    setup = next(c for c in en.cells if c.cell_type == "code").source
+    edition = TRANSLATED[0]
+    assert not _code_differences(setup, tr.setup_source(setup, edition), edition.code)
+    assert _code_differences(setup, setup.replace("seed=42", "seed=43"), edition.code)
+    assert _code_differences(setup, setup, edition.code), "the language must be set"
+    assert _code_differences('x = d["weights"]', 'x = d["pesos"]'), "a key is not words"
+    assert not _code_differences('print(f"{n} heads in all")', 'print(f"{n} cabeças ao todo")')
+    assert _code_differences('print(f"{n} heads in all")', 'print(f"{m} cabeças ao todo")'), "a placeholder changed"
+
+
 def test_edition_files_are_what_the_tool_writes() -> None:
-    assert tr.main(["--check"]) == 0, "pt-BR/ or locale/pt_BR is out of date: run `make translations`"
+    assert tr.main(["--check"]) == 0, "an edition or its catalogs are out of date: run `make translations`"
 
 
 def _repo_path(url: str) -> str | None:
@@ -125,11 +200,12 @@ def _repo_path(url: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("edition", ["notebooks", "student"])
+@EDITION
+@pytest.mark.parametrize("folder", ["notebooks", "student"])
 @pytest.mark.parametrize("name", NAMES)
-def test_links_and_images_resolve(edition: str, name: str) -> None:
+def test_links_and_images_resolve(edition: Edition, folder: str, name: str) -> None:
     """Every relative link and image exists; every link into this repository opens a file of the edition."""
-    path = tr.ROOT / tr.EDITION / edition / name
+    path = edition.path(folder) / name
     nb = nbformat.read(path, as_version=4)
     broken = []
     for cell in nb.cells:
@@ -150,105 +226,228 @@ def test_links_and_images_resolve(edition: str, name: str) -> None:
                 resolved = (path.parent / unquote(target)).resolve()
             if not resolved.exists():
                 broken.append(target)
-    assert not broken, f"{tr.EDITION}/{edition}/{name}: links that do not resolve: {broken}"
+    assert not broken, f"{edition.code}/{folder}/{name}: links that do not resolve: {broken}"
 
 
-def _avoided_terms() -> list[str]:
-    """The forms the glossary's "Evitar" column lists."""
-    glossary = (tr.CATALOGS / "GLOSSARY.md").read_text(encoding="utf-8")
-    header = next(line for line in glossary.splitlines() if line.startswith("| Inglês"))
-    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+def _avoided_terms(edition: Edition) -> list[str]:
+    """The forms the glossary's terms table lists to avoid (its third column: "Evitar" in pt-BR's)."""
+    lines = (edition.catalogs / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
+                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
     terms = []
-    for line in glossary.splitlines():
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and len(cells) > column and not set(cells[column]) <= set("- "):
-            if cells[0] != "Inglês":
-                terms += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+        if len(cells) > 2 and not set(cells[2]) <= set("- "):
+            terms += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
     return terms
 
 
 def test_the_glossary_names_terms_to_avoid() -> None:
-    assert "atenção de múltiplas cabeças" in _avoided_terms()
+    assert "atenção de múltiplas cabeças" in _avoided_terms(TRANSLATED[0])
 
 
+@EDITION
 @pytest.mark.parametrize("name", NAMES)
-def test_translation_follows_the_glossary(name: str) -> None:
-    words = " ".join(_CODE.sub("", e.msgstr) for e in _catalog(name) if not e.obsolete)
-    found = [t for t in _avoided_terms() if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
-    assert not found, f"{name}: the glossary (locale/pt_BR/GLOSSARY.md) says to avoid {found}"
+def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
+    words = " ".join(_CODE.sub("", re.sub(r"\{[^{}]*\}", "", e.msgstr) if e.msgctxt.endswith(tr.STRING) else e.msgstr)
+                     for e in _catalog(edition, name)  # a literal kept as it is aside, and a string's {fields}
+                     if not e.obsolete and not (e.msgctxt.endswith(tr.STRING) and e.msgstr == e.msgid))
+    found = [t for t in _avoided_terms(edition) if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    assert not found, f"{name}: the glossary (locale/{edition.gettext}/GLOSSARY.md) says to avoid {found}"
 
 
 _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 
 
-def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path, monkeypatch) -> None:
+def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path) -> None:
     """Change one word of an English markdown cell: the catalog is stale; `make translations` marks it fuzzy."""
+    edition = TRANSLATED[0]
     name = NAMES[3]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     cell = next(c for c in english.cells if c.cell_type == "markdown" and " the " in c.source)
     cell.source = cell.source.replace(" the ", " a ", 1)
     changed = tmp_path / name
     changed.write_text(json.dumps(english), encoding="utf-8")
-    po = _catalog(name)
+    po = _catalog(edition, name)
     assert (cell.id, cell.source) not in {(e.msgctxt, e.msgid) for e in po}, "the stale catalog is detected"
-    merged = tr.merged_catalog(changed, po)
+    merged = tr.merged_catalog(changed, po, edition)
     entry = next(e for e in merged if e.msgctxt == cell.id and not e.obsolete)
     assert "fuzzy" in entry.flags and entry.msgstr and entry.previous_msgid != entry.msgid
     assert entry.msgid == cell.source
-    pt = tr.translated_notebook(changed, merged)
-    assert next(c for c in pt.cells if c.id == cell.id).source == tr.relocate_links(cell.source), \
+    pt = tr.translated_notebook(changed, merged, edition)
+    assert next(c for c in pt.cells if c.id == cell.id).source == tr.relocate_links(cell.source, edition), \
         "a fuzzy entry is not used: the cell shows the new English until it is translated again"
 
 
-def test_a_course_in_portuguese_releases_portuguese_copies(tmp_path: Path) -> None:
-    """`nbgrader_course.py --edition pt-BR`: the Portuguese assignments, released with badges and note in Portuguese."""
+def test_a_changed_printed_line_fails_until_translated(tmp_path: Path) -> None:
+    """Change a printed line of an English code cell: a new, empty string entry; the edition prints the English."""
+    edition = TRANSLATED[0]
+    name = NAMES[4]
+    english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
+    po = _catalog(edition, name)
+    entry = next(e for e in po if not e.obsolete and e.msgctxt.endswith(tr.STRING) and e.msgstr != e.msgid)
+    cell = next(c for c in english.cells if c.id == entry.msgctxt.split()[0])
+    new = "an entirely different sentence, printed"
+    cell.source = cell.source.replace(entry.msgid, new, 1)
+    changed = tmp_path / name
+    changed.write_text(json.dumps(english), encoding="utf-8")
+    merged = tr.merged_catalog(changed, po, edition)
+    fresh = next(e for e in merged if e.msgctxt == entry.msgctxt and e.msgid == new and not e.obsolete)
+    assert not fresh.msgstr or "fuzzy" in fresh.flags, "the new English is not taken as translated"
+    pt = tr.translated_notebook(changed, merged, edition)
+    assert new in next(c for c in pt.cells if c.id == cell.id).source
+
+
+@EDITION
+def test_a_course_in_the_edition_releases_its_copies(edition: Edition, tmp_path: Path) -> None:
+    """`nbgrader_course.py --edition CODE`: the edition's assignments, released with its badges, note and stubs."""
     import nbgrader_course
     import student_edition
 
     course = tmp_path / "curso"
-    ids = nbgrader_course.create(course, nbgrader_course.notebooks(["03"], "pt-BR"), edition="pt-BR")
+    ids = nbgrader_course.create(course, nbgrader_course.notebooks(["03"], edition.code), edition=edition.code)
     source = course / "source" / ids[0] / f"{ids[0]}.ipynb"
-    assert source.read_text(encoding="utf-8") == (tr.TEACHER / f"{ids[0]}.ipynb").read_text(encoding="utf-8")
+    assert source.read_text(encoding="utf-8") == (edition.notebooks / f"{ids[0]}.ipynb").read_text(encoding="utf-8")
     released = student_edition.student_notebook(source, config_file=course / "nbgrader_config.py")
     head = released.cells[0].source
-    assert "> **Edição do aluno.**" in head and "edição do professor" not in head.lower(), "no link to the answers"
-    assert f"blob/main/{tr.EDITION}/student/{ids[0]}.ipynb" in head and f"labpath={tr.EDITION}%2Fstudent%2F" in head
-    expected = nbformat.read(tr.STUDENTS / f"{ids[0]}.ipynb", as_version=4)
+    note = tr.kit_words(edition)["Student edition."]
+    assert f"> **{note}**" in head, "the note is in the edition's language"
+    assert f"blob/main/{edition.code}/student/{ids[0]}.ipynb" in head and f"labpath={edition.code}%2Fstudent%2F" in head
+    expected = nbformat.read(edition.student / f"{ids[0]}.ipynb", as_version=4)
     assert [c.source for c in released.cells[1:]] == [c.source for c in expected.cells[1:]]
+    code_stub = edition.code_stub.split("\n")[0]
+    assert any(code_stub in c.source for c in released.cells if c.cell_type == "code"), "nbgrader's stub translated"
 
 
-PT_TEACHER_WORDING = ("edição do professor", "salva aqui", "execução salva", "recolhid", "depois das soluções",
-                      "depois das respostas")
-
-
+@EDITION
 @pytest.mark.parametrize("name", NAMES)
-def test_portuguese_student_copies_speak_to_students(name: str) -> None:
-    """No teacher's wording in a Portuguese student copy outside the note under its badges (the kit test's rule)."""
+def test_student_copies_use_the_editions_stubs(edition: Edition, name: str) -> None:
+    """nbgrader's stubs, and every mention of them, are the edition's (``code_stub``, ``text_stub`` of the table)."""
+    from editions import SOURCE
+
+    text = (edition.student / name).read_text(encoding="utf-8")
+    english = [s.split("\n")[0] for s in (SOURCE.code_stub, SOURCE.text_stub)]
+    assert not [s for s in english if s in text], f"{edition.code}/student/{name} shows nbgrader's English stubs"
+    if "BEGIN SOLUTION" in (tr.ROOT / "notebooks" / name).read_text(encoding="utf-8"):
+        assert edition.code_stub.split("\n")[0] in text
+
+
+TEACHER_WORDING = {  # what only the teacher's edition says; a student copy must not (the kit test's rule)
+    "pt-BR": ("edição do professor", "salva aqui", "execução salva", "recolhid", "depois das soluções",
+              "depois das respostas"),
+}
+
+
+@EDITION
+@pytest.mark.parametrize("name", NAMES)
+def test_student_copies_speak_to_students(edition: Edition, name: str) -> None:
+    """No teacher's wording in a student copy outside the note under its badges (the kit test's rule)."""
+    assert edition.code in TEACHER_WORDING, f"list the teacher's wording of {edition.code} in TEACHER_WORDING"
+    note = tr.kit_words(edition)["Student edition."].lower()
     found = []
-    for index, cell in enumerate(nbformat.read(tr.STUDENTS / name, as_version=4).cells):
+    for index, cell in enumerate(nbformat.read(edition.student / name, as_version=4).cells):
         text = " ".join(cell.source.lower().split())
         if index == 0:
-            text = re.sub(r"> \*\*edição do aluno\.\*\*.*", "", text)
-        found += [f"cell {index}: {phrase!r}" for phrase in PT_TEACHER_WORDING if phrase in text]
-    assert not found, f"{tr.EDITION}/student/{name}: " + "; ".join(found)
+            text = re.sub(rf"> \*\*{re.escape(note)}\*\*.*", "", text)
+        found += [f"cell {index}: {phrase!r}" for phrase in TEACHER_WORDING[edition.code] if phrase in text]
+    assert not found, f"{edition.code}/student/{name}: " + "; ".join(found)
 
 
-PT_BR_RUN = pytest.mark.skipif(not os.environ.get("MHA_PT_BR_TEST"),
-                               reason="runs every Portuguese student copy (a minute or two): make test-pt-BR")
+RUN = os.environ.get("MHA_EDITION_TEST", "")
+RUN_EDITIONS = [e for e in TRANSLATED if RUN in (e.code, "all")]
 
 
-@PT_BR_RUN
+@pytest.mark.skipif(not RUN_EDITIONS, reason="runs every student copy of an edition (a minute or two): make test-pt-BR")
+@pytest.mark.parametrize("edition", RUN_EDITIONS, ids=[e.code for e in RUN_EDITIONS])
 @pytest.mark.parametrize("name", NAMES)
-def test_the_portuguese_student_copy_runs(name: str) -> None:
+def test_the_student_copy_runs(edition: Edition, name: str) -> None:
     """Top to bottom, as a student runs it: only the untouched exercises' checks may stop, "not attempted yet"."""
     from nbclient import NotebookClient
 
-    path = tr.STUDENTS / name
+    from mha_lib.i18n import _, language
+
+    with language(edition.code):  # the checks' verdict on a stub, in the edition's language
+        untouched = _("… {title}: not attempted yet (the function returned None). Write its body in place of"
+                      " `pass`, `return` the result, then run this cell again.").split("{title}")[1].split("(")[0]
+    path = edition.student / name
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     problems = [f"cell {index}: {out.ename}: {out.evalue[:300]}"
                 for index, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
                 if out.get("output_type") == "error"
                 and not ("raises-exception" in cell.metadata.get("tags", []) and out.ename == "CheckFailed"
-                         and "not attempted yet" in out.evalue)]
-    assert not problems, f"{tr.EDITION}/student/{name}: " + "; ".join(problems)
+                         and untouched in out.evalue)]
+    assert not problems, f"{edition.code}/student/{name}: " + "; ".join(problems)
+
+
+# --- The teacher's guide and notes (teaching/*.md) through the same catalogs ------------------------------------
+
+PAGES = sorted(p.name for p in tr.TEACHING.glob("*.md"))
+
+
+@EDITION
+@pytest.mark.parametrize("page", PAGES)
+def test_teaching_catalog_is_current_and_translated_where_listed(edition: Edition, page: str) -> None:
+    """One entry per block of the page, none fuzzy; no empty one in a page the table lists as translated.
+
+    The pages ``locale/editions.toml`` lists under the edition's ``teaching`` are translated in full; the others
+    (the notes, whose translation comes later) show English where an entry is empty, as gettext does.
+    """
+    po = polib.pofile(str(tr.teaching_catalog_path(edition, tr.TEACHING / page)), wrapwidth=0)
+    live = [e for e in po if not e.obsolete]
+    assert [(e.msgctxt, e.msgid) for e in live] == tr.teaching_entries((tr.TEACHING / page).read_text("utf-8")), \
+        f"teaching/{page} changed since its catalog was merged: make translations"
+    fuzzy = [e.msgctxt for e in live if "fuzzy" in e.flags]
+    assert not fuzzy, f"locale/{edition.gettext}/teaching/{page}: fuzzy entries (the English changed): {fuzzy}"
+    if page in edition.teaching:
+        empty = [e.msgctxt for e in live if not e.msgstr.strip()]
+        assert not empty, f"teaching/{page} is listed as translated in locale/editions.toml: empty entries {empty}"
+    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr)]
+    assert not problems, f"locale/{edition.gettext}/teaching/{page}: " + "; ".join(problems)
+
+
+@EDITION
+def test_the_translated_teaching_pages_are_listed_and_exist(edition: Edition) -> None:
+    assert set(edition.teaching) <= set(PAGES), f"{edition.code}: locale/editions.toml lists pages teaching/ lacks"
+    assert sorted(p.name for p in edition.path("teaching").glob("*.md")) == PAGES
+
+
+@EDITION
+@pytest.mark.parametrize("page", PAGES)
+def test_teaching_links_resolve(edition: Edition, page: str) -> None:
+    path = edition.path("teaching") / page
+    broken = []
+    for a, b in re.findall(r"\]\(([^)\s]+)\)|(?:src|href)=\"([^\"]+)\"", path.read_text(encoding="utf-8")):
+        target = (a or b).split("#")[0]
+        if target and not re.match(r"^[a-z]+:", target) and not (path.parent / unquote(target)).exists():
+            broken.append(target)
+    assert not broken, f"{edition.code}/teaching/{page}: links that do not resolve: {broken}"
+
+
+def test_a_teaching_translation_keeps_numbers_and_code() -> None:
+    assert tr.teaching_problems("Grade 60 submissions with `make test`.", "Corrija 60 entregas com `make test`.") == []
+    assert tr.teaching_problems("Grade 60 submissions.", "Corrija 50 entregas.")
+    assert tr.teaching_problems("Run `make test`.", "Rode `make teste`.")
+    assert tr.teaching_problems("1,297 passed", "1297 passaram") == []
+
+
+@EDITION
+def test_the_install_page_gives_the_english_commands(edition: Edition) -> None:
+    """The edition's install page (the table's ``install``) runs exactly INSTALL.md's commands, block by block."""
+    blocks = lambda text: re.findall(r"```[^\n]*\n(.*?)```", text, re.S)  # noqa: E731
+    english = blocks((tr.ROOT / "INSTALL.md").read_text(encoding="utf-8"))
+    translated = blocks((tr.ROOT / edition.install).read_text(encoding="utf-8"))
+    assert len(translated) == len(english)
+    for a, b in zip(english, translated, strict=True):
+        assert b.replace(f"{edition.code}/student/", "student/") == a, f"{edition.install}: {b!r} is not {a!r}"
+
+
+@EDITION
+def test_the_student_folder_has_its_readme(edition: Edition) -> None:
+    readme = edition.student / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    assert edition.code_stub.split("\n")[0] in text and edition.text_stub in text
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        assert (readme.parent / target).exists(), f"{readme.relative_to(tr.ROOT)}: {target} does not resolve"

@@ -1,8 +1,10 @@
 """The course's editions, read from ``locale/editions.toml``: one row per language.
 
 Every tool that writes, tests, builds or serves an edition asks this module, so that a new language is a row of
-that file and its catalogs, not edits across the tools. ``python tools/editions.py codes`` prints the codes (the
-Makefile's pattern targets read it); ``python tools/editions.py translated`` prints those with catalogs.
+that file and its catalogs, not edits across the tools. ``python tools/editions.py codes`` prints the codes;
+``python tools/editions.py translated`` prints those with catalogs; ``python tools/editions.py folder CODE`` prints
+the edition's notebooks folder (``notebooks`` or ``pt-BR/notebooks``), or fails naming the known codes (the
+Makefile's pattern targets ``lab-CODE`` and ``test-CODE`` ask it).
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ class Edition:
     sphinx: str
     readme: str
     install: str
+    plural_forms: str
     code_stub: str
     text_stub: str
     decimal: str
     thousands: str
+    teaching: tuple[str, ...] = ()
 
     @property
     def is_source(self) -> bool:
@@ -73,7 +77,7 @@ class Edition:
 def load(table: Path = TABLE) -> tuple[Edition, ...]:
     """Every edition in the table, the source (English) first."""
     rows = tomllib.loads(table.read_text(encoding="utf-8"))["edition"]
-    editions = tuple(Edition(**row) for row in rows)
+    editions = tuple(Edition(**{**row, "teaching": tuple(row.get("teaching", ()))}) for row in rows)
     if not editions or not editions[0].is_source or any(e.is_source for e in editions[1:]):
         raise ValueError(f"{table}: the first edition must be the source (gettext = ''), and only the first")
     codes = [e.code for e in editions]
@@ -95,8 +99,22 @@ def get(code: str) -> Edition:
     raise ValueError(f"edition must be one of {[e.code for e in EDITIONS]}, got {code!r}")
 
 
-if __name__ == "__main__":
-    what = sys.argv[1] if len(sys.argv) > 1 else "codes"
-    if what not in {"codes", "translated"}:
-        sys.exit("usage: python tools/editions.py [codes|translated]")
+def main(argv: list[str]) -> int:
+    what = argv[0] if argv else "codes"
+    if what == "folder" and len(argv) == 2:
+        try:
+            edition = get(argv[1])
+        except ValueError as err:
+            print(f"no edition {argv[1]!r}: {err} (locale/editions.toml)", file=sys.stderr)
+            return 2
+        print(edition.notebooks.relative_to(ROOT).as_posix())
+        return 0
+    if what not in {"codes", "translated"} or len(argv) > 1:
+        print("usage: python tools/editions.py [codes|translated|folder CODE]", file=sys.stderr)
+        return 2
     print(" ".join(e.code for e in (EDITIONS if what == "codes" else TRANSLATED)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

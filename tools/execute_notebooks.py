@@ -13,7 +13,10 @@ Python that ``make notebooks`` ran, .venv's).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -62,8 +65,49 @@ def stderr_cells(nb: nbformat.NotebookNode) -> list[tuple[int, str]]:
     return found
 
 
-def execute(path: Path, timeout: int) -> float:
-    """Run ``path`` top to bottom in a fresh kernel (cwd = its folder), clean it and write it back."""
+# Run in the kernel before the notebook (an IPython startup file): every figure drawn into an output records its
+# visible text (titles, axis labels, tick labels, legends, annotations), read from the figure objects, with the
+# number of the cell that drew it. No cell is added, so the notebook's execution counts are its own.
+FIGURE_TEXT_STARTUP = """\
+import json as _json, os as _os
+
+def _mha_record_figure_text():
+    import matplotlib.backend_bases as backend_bases
+    import matplotlib.text
+    from IPython import get_ipython
+
+    draw = backend_bases.FigureCanvasBase.print_figure
+
+    def print_figure(self, *args, **kwargs):
+        texts = [t.get_text() for t in self.figure.findobj(matplotlib.text.Text)
+                 if t.get_visible() and t.get_text().strip()]
+        with open(_os.environ["MHA_FIGURE_TEXT"], "a", encoding="utf-8") as out:
+            out.write(_json.dumps({"count": get_ipython().execution_count, "texts": texts}) + "\\n")
+        return draw(self, *args, **kwargs)
+
+    backend_bases.FigureCanvasBase.print_figure = print_figure
+
+if _os.environ.get("MHA_FIGURE_TEXT"):
+    _mha_record_figure_text()
+"""
+
+
+def figure_texts(nb: nbformat.NotebookNode, records: list[dict]) -> dict[str, list[str]]:
+    """``cell id -> texts of the figures it drew`` from the records of a run (cells by their execution count)."""
+    by_count = {c.execution_count: c.id for c in nb.cells if c.cell_type == "code" and c.execution_count}
+    found: dict[str, list[str]] = {}
+    for record in records:
+        cell = by_count.get(record["count"])
+        if cell is not None:
+            found.setdefault(cell, []).extend(record["texts"])
+    return found
+
+
+def execute(path: Path, timeout: int, figure_text: dict | None = None) -> float:
+    """Run ``path`` top to bottom in a fresh kernel (cwd = its folder), clean it and write it back.
+
+    With ``figure_text`` (a dict), the text of every figure the run draws goes into it: ``cell id -> texts``.
+    """
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     client = NotebookClient(
@@ -74,7 +118,26 @@ def execute(path: Path, timeout: int) -> float:
         record_timing=False,
         store_widget_state=False,
     )
-    client.execute()
+    if figure_text is None:
+        client.execute()
+    else:
+        with tempfile.TemporaryDirectory() as scratch:
+            startup = Path(scratch) / "profile_default" / "startup"
+            startup.mkdir(parents=True)
+            (startup / "00-figure-text.py").write_text(FIGURE_TEXT_STARTUP, encoding="utf-8")
+            records = Path(scratch) / "figures.jsonl"
+            before = {k: os.environ.get(k) for k in ("IPYTHONDIR", "MHA_FIGURE_TEXT")}
+            os.environ.update(IPYTHONDIR=scratch, MHA_FIGURE_TEXT=str(records))
+            try:
+                client.execute()
+            finally:
+                for key, value in before.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+            lines = records.read_text(encoding="utf-8").splitlines() if records.exists() else []
+            figure_text.update(figure_texts(nb, [json.loads(line) for line in lines]))
     elapsed = time.perf_counter() - start
     for index, line in stderr_cells(nb):
         print(f"WARNING {path.name} cell {index} wrote to stderr: {line}", file=sys.stderr)

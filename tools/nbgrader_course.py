@@ -15,9 +15,10 @@ be a tag or commit of this repository (``git rev-parse --verify REF^{commit}``; 
 ``pt-BR/student/``); outside a git checkout (a downloaded zip) it cannot be checked, so only a release tag
 ``vYYYY.N`` or a commit hash is accepted, with a warning. ``--no-badges`` drops the Colab and Binder badges from the
 releases (``StudentEdition.badges = False``): they open the public student copy, which links the answers. With
-``--edition pt-BR`` the assignments are the Brazilian Portuguese edition's (``pt-BR/notebooks/``) and the block also
-sets ``StudentEdition.edition`` and ``StudentEdition.words``: the released copies' badges open ``pt-BR/student/``
-and their note is in Portuguese (``locale/pt_BR/kit.po``, copied into the block).
+``--edition pt-BR`` (any translated edition of ``locale/editions.toml``) the assignments are that edition's
+(``pt-BR/notebooks/``) and the block also sets ``StudentEdition.edition``, ``StudentEdition.words`` and nbgrader's
+``ClearSolutions.code_stub`` and ``text_stub``: the released copies' badges open ``pt-BR/student/``, their note is in
+Portuguese (``locale/pt_BR/kit.po``, copied into the block) and so are their stubs (``# SEU CÓDIGO AQUI``).
 
 ``--roster`` imports the students from a learning platform's export into the course's gradebook
 (``nbgrader db student import``): Moodle's grading worksheet (Assignment > "Download grading worksheet": the
@@ -47,7 +48,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "teaching" / "nbgrader_config.py"
 BEGIN, END = "# --- set by tools/nbgrader_course.py ---", "# --- end of tools/nbgrader_course.py ---"
 REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-EDITIONS = {"en": ROOT / "notebooks", "pt-BR": ROOT / "pt-BR" / "notebooks"}  # --edition -> its teacher's notebooks
+sys.path.insert(0, str(ROOT / "tools"))
+from editions import EDITIONS as TABLE  # noqa: E402
+
+EDITIONS = {e.code: e.notebooks for e in TABLE}  # --edition -> its teacher's notebooks (locale/editions.toml)
 RELEASE_OR_COMMIT = re.compile(r"v20\d\d\.[1-9]\d*|[0-9a-f]{7,40}")
 
 
@@ -95,12 +99,15 @@ def course_settings(ref: str | None, edition: str = "en", badges: bool = True) -
     if ref:
         lines += ["# The term's version: the badges open it and the setup cell installs mha_lib at it.",
                   f"c.StudentEdition.ref = {ref!r}"]
-    if edition != "en":
-        sys.path.insert(0, str(ROOT / "tools"))
+    row = next(e for e in TABLE if e.code == edition)
+    if not row.is_source:
         from translations import kit_words
 
-        lines += [f"# The {edition} edition: badges open {edition}/student/, the note is in its language.",
-                  f"c.StudentEdition.edition = {edition + '/'!r}", f"c.StudentEdition.words = {kit_words()!r}"]
+        lines += [f"# The {edition} edition: badges open {edition}/student/, the note and nbgrader's stubs are in its"
+                  " language (locale/editions.toml).",
+                  f"c.StudentEdition.edition = {edition + '/'!r}", f"c.StudentEdition.words = {kit_words(row)!r}",
+                  f"c.ClearSolutions.code_stub = {{'python': {row.code_stub!r}}}",
+                  f"c.ClearSolutions.text_stub = {row.text_stub!r}"]
     return "\n".join([*lines, END]) + "\n"
 
 
@@ -249,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("numbers", nargs="*", help="notebook numbers, e.g. 04 05 (default: every graded notebook)")
     parser.add_argument("--ref", help="the git tag or commit the term uses, e.g. v2027.1 (default: main)")
     parser.add_argument("--edition", choices=sorted(EDITIONS), default="en",
-                        help="the notebooks' language: en (notebooks/) or pt-BR (pt-BR/notebooks/)")
+                        help="the notebooks' language, an edition of locale/editions.toml: en (notebooks/), pt-BR"
+                             " (pt-BR/notebooks/)...")
     parser.add_argument("--roster", type=Path, help="a learning platform's export of the students (Moodle's grading "
                                                     "worksheet, Canvas's gradebook export, or nbgrader's columns)")
     parser.add_argument("--due", action="append", default=[], metavar="NN=DATE",

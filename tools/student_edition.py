@@ -54,11 +54,13 @@ def ref_of(copy: Path) -> str:
 
 
 def student_notebook(path: Path, config_file: Path = CONFIG, ref: str | None = None, edition: str = "",
-                     words: dict[str, str] | None = None, name: str | None = None) -> nbformat.NotebookNode:
+                     words: dict[str, str] | None = None, name: str | None = None, code_stub: str | None = None,
+                     text_stub: str | None = None) -> nbformat.NotebookNode:
     """The student edition of the notebook at ``path``, in memory (as ``config_file`` releases it, at ``ref``).
 
-    ``edition`` and ``words`` make a translated edition's copy (``tools/translations.py``): its folder, such as
-    ``"pt-BR/"``, and the note's sentences in its language.
+    ``edition``, ``words`` and the stubs make a translated edition's copy (``tools/translations.py``): its folder,
+    such as ``"pt-BR/"``, the note's sentences in its language, and nbgrader's stubs in its language
+    (``locale/editions.toml``'s ``code_stub`` and ``text_stub``).
     """
     nb = nbformat.read(path, as_version=4)
     config = course_config(config_file)
@@ -67,6 +69,10 @@ def student_notebook(path: Path, config_file: Path = CONFIG, ref: str | None = N
     if edition:
         config.StudentEdition.edition = edition
         config.StudentEdition.words = words or {}
+    if code_stub is not None:
+        config.ClearSolutions.code_stub = {"python": code_stub}
+    if text_stub is not None:
+        config.ClearSolutions.text_stub = text_stub
     stem = name or path.stem
     resources: dict = {"unique_key": stem, "metadata": {"name": stem}}
     for preprocessor in config.GenerateAssignment.preprocessors:

@@ -1,21 +1,39 @@
-"""The Brazilian Portuguese edition: gettext catalogs in, ``pt-BR/notebooks`` and ``pt-BR/student`` out.
+"""The translated editions (``locale/editions.toml``): catalogs in, ``<code>/notebooks`` and ``<code>/student`` out.
 
-Usage: ``python tools/translations.py`` (``make translations``); ``--check`` writes nothing and exits 1 if a
-catalog or a notebook of the edition is out of date.
+Usage: ``python tools/translations.py [--edition pt-BR] [notebooks/NN_x.ipynb ...]`` (``make translations``: every
+translated edition, every notebook); ``--check`` writes and executes nothing and exits 1 if a catalog or a notebook of
+an edition is out of date (its sources: the outputs are the edition's own, from its own run); ``--no-execute``
+writes the sources and leaves the notebooks whose code changed unexecuted (``--check`` then reports them);
+``--run-all`` runs every notebook of the edition (after a change to ``mha_lib``, whose words the outputs show).
+Without notebook arguments it also writes the teacher's guide and notes (3. below).
 
-1. **Catalogs.** ``locale/pt_BR/NN_name.po``, one per notebook, edited with any PO editor (Poedit, Weblate). Each
-   markdown cell is one entry: its ``msgctxt`` is the cell's id, its ``msgid`` the English text. Each comment of a
-   code cell is one entry too, ``msgctxt`` "<cell id> comment" (pragmas such as ``# NBVAL_IGNORE_OUTPUT`` and
-   nbgrader's markers are not comments to translate). Code, printed outputs and figure labels stay in English.
-   Updating a catalog works as gettext's ``msgmerge``: a new entry arrives empty; an entry whose English changed
-   keeps its old translation, marked ``fuzzy``, with the old English as ``#| msgid``; an entry whose cell went is
-   made obsolete (``#~``). ``locale/pt_BR/kit.po`` holds the words the tools add (the student copy's note).
-2. **The edition.** ``pt-BR/notebooks/NN_name.ipynb`` is the English teacher's notebook with every markdown cell and
-   translated comment replaced by its translation (an untranslated or fuzzy entry keeps the English, as gettext
-   does, and ``tests/test_translations.py`` fails on it). Links are rewritten for the folder two levels down:
-   badges open ``pt-BR/notebooks``, relative paths outside the notebooks gain a ``../``, and the README is
-   ``README.pt-BR.md``. ``pt-BR/student/`` is made from it exactly as ``make student`` makes ``student/``
-   (``tools/student_edition.py``), with the note in Portuguese.
+For each translated edition ``E`` of the table (``tools/editions.py``; pt-BR today):
+
+1. **Catalogs.** ``locale/<E.gettext>/NN_name.po``, one per notebook, edited with any PO editor (Poedit, Weblate).
+   Each markdown cell is one entry: its ``msgctxt`` is the cell's id, its ``msgid`` the English text. Each comment of a
+   code cell is one entry, ``msgctxt`` "<cell id> comment" (pragmas such as ``# NBVAL_IGNORE_OUTPUT`` and
+   nbgrader's markers are not comments to translate). Each string literal a learner reads (``tools/code_strings.py``
+   says which: printed lines, assert messages, figure titles and labels, docstrings) is one entry, ``msgctxt``
+   "<cell id> string", ``msgid`` the literal's text between its quotes as written (escapes such as ``\n`` and
+   f-string fields ``{...}`` included, which the translation keeps verbatim). A literal that must stay as it is
+   (English data such as a model's input sentence) is "translated" by its own text. Updating a catalog works as
+   gettext's ``msgmerge``: a new entry arrives empty; an entry whose English changed keeps its old translation,
+   marked ``fuzzy``, with the old English as ``#| msgid``; an entry whose cell went is made obsolete (``#~``).
+   ``kit.po`` holds the words the tools add (the student copy's note).
+2. **The edition.** ``E/notebooks/NN_name.ipynb`` is the English teacher's notebook with every markdown cell,
+   translated comment and translated string in place (an untranslated or fuzzy entry keeps the English, as gettext
+   does, and ``tests/test_translations.py`` fails on it), and its setup cell calling ``setup(seed=42,
+   language="E")`` so that ``mha_lib`` speaks the edition's language. Links are rewritten for the folder two
+   levels down: badges open ``E/notebooks``, relative paths outside the notebooks gain a ``../``, and the README is
+   the edition's. The notebook is then **executed as itself** (``tools/execute_notebooks.py``): its outputs are its
+   own, in its language, and strict nbval of ``E/notebooks`` (``make test-E``) checks them. Only a notebook whose
+   code changed is executed again; a markdown-only change keeps the outputs. ``E/student/`` is made from it exactly
+   as ``make student`` makes ``student/`` (``tools/student_edition.py``), with the note and nbgrader's stubs in the
+   edition's language.
+3. **The teacher's guide and notes.** ``teaching/*.md`` -> ``locale/<E.gettext>/teaching/*.po`` (one entry per
+   markdown block; fenced code is copied) -> ``E/teaching/*.md``, merged and written the same way. The pages the
+   table lists under the edition's ``teaching`` are translated in full (the test refuses an empty entry there); the
+   others show English where an entry is empty.
 """
 
 from __future__ import annotations
@@ -23,7 +41,6 @@ from __future__ import annotations
 import argparse
 import copy
 import difflib
-import io
 import re
 import sys
 import tokenize
@@ -33,44 +50,41 @@ import nbformat
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from student_edition import STUDENT, ref_of, student_notebook  # noqa: E402
+from code_strings import (  # noqa: E402
+    escapes,
+    is_ipython,  # noqa: F401 - the parity test reads code cells through this module
+    is_words,
+    literals,
+    placeholders,
+    python_tokens,
+    replace_literals,
+    split_literal,
+)
+from editions import SOURCE, TRANSLATED, Edition, get  # noqa: E402
+from student_edition import ref_of, student_notebook  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-LANGUAGE = "pt_BR"  # gettext's name (locale/pt_BR)
-EDITION = "pt-BR"  # the folder of the edition, as the web writes it
-CATALOGS = ROOT / "locale" / LANGUAGE
-TEACHER = ROOT / EDITION / "notebooks"
-STUDENTS = ROOT / EDITION / "student"
-KIT = CATALOGS / "kit.po"
 COMMENT = "comment"  # the msgctxt suffix of a code comment's entry
+STRING = "string"  # the msgctxt suffix of a code string's entry
 # Comments that are instructions to a tool, not words for the reader: never translated.
 PRAGMA = re.compile(r"^#+\s*(NBVAL_|noqa|type:|fmt:|pragma|ruff:|BEGIN |END |YOUR CODE|AUTOTEST)|noqa")
 REPOSITORY = "mha-course/multi-head-attention"
-HEADER = {
-    "Project-Id-Version": "multi-head-attention",
-    "Language": LANGUAGE,
-    "MIME-Version": "1.0",
-    "Content-Type": "text/plain; charset=UTF-8",
-    "Content-Transfer-Encoding": "8bit",
-    "Plural-Forms": "nplurals=2; plural=(n > 1);",
-}
+SETUP_CALL = re.compile(r"\bsetup\(seed=(\d+)\)")
+
+
+def header(edition: Edition) -> dict[str, str]:
+    """The PO header of ``edition``'s catalogs."""
+    return {
+        "Project-Id-Version": "multi-head-attention",
+        "Language": edition.gettext,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Plural-Forms": edition.plural_forms,
+    }
 
 
 # --- What a notebook says: the entries of its catalog ------------------------------------------------------------
-
-def is_ipython(line: str) -> bool:
-    """Whether a code cell's line is IPython's, not Python's (``%pip ...``, ``!ls``)."""
-    return line.lstrip().startswith(("%", "!"))
-
-
-def python_tokens(source: str) -> list[tokenize.TokenInfo] | None:
-    """The Python tokens of a code cell, its IPython lines blanked (rows kept); ``None`` if Python cannot read it."""
-    readable = "\n".join("" if is_ipython(line) else line for line in source.split("\n"))
-    try:
-        return list(tokenize.generate_tokens(io.StringIO(readable).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-
 
 def comment_tokens(source: str) -> list[tuple[int, int, int, str]]:
     """The comments of a code cell as ``(line, start, end, text)`` (0-based line; columns of the ``#...`` token).
@@ -88,9 +102,24 @@ def comment_words(comment: str) -> str | None:
     return comment.lstrip("#").strip()
 
 
+def setup_cell(nb: nbformat.NotebookNode) -> str | None:
+    """The id of ``nb``'s setup cell (its first code cell), whose strings are never translated."""
+    return next((c.id for c in nb.cells if c.cell_type == "code"), None)
+
+
+def string_words(source: str) -> list[str]:
+    """The bodies of the string literals of a code cell that a learner reads as words, in order, each once."""
+    found: list[str] = []
+    for literal in literals(source):
+        if is_words(literal) and literal.body not in found:
+            found.append(literal.body)
+    return found
+
+
 def entries(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
     """``(msgctxt, msgid)`` of every text of ``nb`` to translate, in notebook order, each once."""
     found: list[tuple[str, str]] = []
+    setup = setup_cell(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.strip():
             found.append((cell.id, cell.source))
@@ -99,24 +128,31 @@ def entries(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
                 words = comment_words(text)
                 if words and (f"{cell.id} {COMMENT}", words) not in found:
                     found.append((f"{cell.id} {COMMENT}", words))
+            if cell.id != setup:
+                found += [(f"{cell.id} {STRING}", body) for body in string_words(cell.source)]
     return found
 
 
-def catalog_path(notebook: Path) -> Path:
-    return CATALOGS / f"{notebook.stem}.po"
+def catalog_path(edition: Edition, notebook: Path) -> Path:
+    return edition.catalogs / f"{notebook.stem}.po"
 
 
 def english_notebooks() -> list[Path]:
-    return sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    return sorted(SOURCE.notebooks.glob("[0-9][0-9]_*.ipynb"))
 
 
-def merged_catalog(notebook: Path, old: polib.POFile | None) -> polib.POFile:
+def _is_code_entry(ctxt: str) -> bool:
+    return ctxt.endswith((f" {COMMENT}", f" {STRING}"))
+
+
+def merged_catalog(notebook: Path, old: polib.POFile | None, edition: Edition | None = None) -> polib.POFile:
     """The catalog of ``notebook`` with ``old``'s translations carried over, as ``msgmerge`` would."""
+    edition = edition or TRANSLATED[0]
     nb = nbformat.read(notebook, as_version=4)
     po = polib.POFile(wrapwidth=0)
-    po.metadata = dict(HEADER)
+    po.metadata = header(edition)
     if old is not None:
-        po.metadata.update({k: v for k, v in old.metadata.items() if k not in HEADER})
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
         po.header = old.header
     live = [e for e in old if not e.obsolete] if old is not None else []
     exact = {(e.msgctxt, e.msgid): e for e in live}
@@ -128,8 +164,8 @@ def merged_catalog(notebook: Path, old: polib.POFile | None) -> polib.POFile:
         if before is None:  # English changed (same context) or new: the closest former text of that context
             candidates = [e for e in live if e.msgctxt == ctxt and id(e) not in used and e.msgstr]
             best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
-            # a cell's one text has one context; a comment is matched only to a similar former comment of its cell
-            if best is not None and (not ctxt.endswith(COMMENT)
+            # a cell's one text has one context; a comment or a string is matched only to a similar former one
+            if best is not None and (not _is_code_entry(ctxt)
                                      or difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.6):
                 entry.msgstr = best.msgstr
                 translated_for = best.previous_msgid if "fuzzy" in best.flags and best.previous_msgid else best.msgid
@@ -193,6 +229,31 @@ def structure_problems(english: str, translation: str) -> list[str]:
     return problems
 
 
+def string_problems(source: str, msgid: str, msgstr: str) -> list[str]:
+    """How ``msgstr`` fails as the translation of the literal ``msgid`` of the code cell ``source`` (empty: fine).
+
+    It keeps the placeholders (an f-string's ``{...}`` fields, a plain string's format fields and ``%`` specs) and
+    the escapes (``\\n``...) verbatim, and it still makes one string literal with the English prefix and quotes.
+    """
+    problems = []
+    for literal in literals(source):
+        if literal.body != msgid:
+            continue
+        want, got = placeholders(msgid, literal.is_f), placeholders(msgstr, literal.is_f)
+        if want != got:
+            problems.append(f"placeholders differ: English {want}, translation {got}")
+        if escapes(msgstr) != escapes(msgid):
+            problems.append(f"escapes differ: English {escapes(msgid)}, translation {escapes(msgstr)}")
+        text = f"{literal.prefix}{literal.quote}{msgstr}{literal.quote}"
+        tokens = [t for t in (python_tokens(text) or []) if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)]
+        if len(tokens) != 1 or tokens[0].type != tokenize.STRING or split_literal(tokens[0].string)[2] != msgstr:
+            problems.append(f"not one string literal between {literal.quote}: {msgstr[:60]!r}")
+        break
+    else:
+        problems.append("no such string literal in the cell")
+    return problems
+
+
 # --- The edition --------------------------------------------------------------------------------------------------
 
 def translations(po: polib.POFile) -> dict[tuple[str, str], str]:
@@ -203,20 +264,22 @@ def translations(po: polib.POFile) -> dict[tuple[str, str], str]:
 _LINK = re.compile(r"(\]\(|src=\"|href=\")([^)\"\s]+)")
 
 
-def relocate_links(markdown: str) -> str:
-    """``markdown``'s links as seen from ``pt-BR/notebooks/`` (or ``pt-BR/student/``): the Portuguese edition's.
+def relocate_links(markdown: str, edition: Edition | None = None) -> str:
+    """``markdown``'s links as seen from ``E/notebooks/`` (or ``E/student/``): the translated edition's.
 
-    Badges and GitHub links to ``notebooks/`` and ``student/`` open the Portuguese ones, and a code span naming
-    one of those folders names the Portuguese one; a relative link to another
+    Badges and GitHub links to ``notebooks/`` and ``student/`` open the edition's, and a code span naming
+    one of those folders names the edition's; a relative link to another
     notebook, or to ``../student``, stays in the edition; any other relative path gains a ``../``, and the README
-    is ``README.pt-BR.md``.
+    is the edition's (``README.pt-BR.md``).
     """
+    edition = edition or TRANSLATED[0]
+    code = edition.code
     markdown = (markdown
-                .replace(f"{REPOSITORY}/blob/main/notebooks/", f"{REPOSITORY}/blob/main/{EDITION}/notebooks/")
-                .replace(f"{REPOSITORY}/blob/main/student/", f"{REPOSITORY}/blob/main/{EDITION}/student/")
-                .replace("?labpath=notebooks%2F", f"?labpath={EDITION}%2Fnotebooks%2F")
-                .replace("?labpath=student%2F", f"?labpath={EDITION}%2Fstudent%2F"))
-    markdown = re.sub(r"`(notebooks|student)/", rf"`{EDITION}/\1/", markdown)  # the folders, named in code spans
+                .replace(f"{REPOSITORY}/blob/main/notebooks/", f"{REPOSITORY}/blob/main/{code}/notebooks/")
+                .replace(f"{REPOSITORY}/blob/main/student/", f"{REPOSITORY}/blob/main/{code}/student/")
+                .replace("?labpath=notebooks%2F", f"?labpath={code}%2Fnotebooks%2F")
+                .replace("?labpath=student%2F", f"?labpath={code}%2Fstudent%2F"))
+    markdown = re.sub(r"`(notebooks|student)/", rf"`{code}/\1/", markdown)  # the folders, named in code spans
 
     def fix(match: re.Match[str]) -> str:
         opening, target = match.groups()
@@ -225,15 +288,35 @@ def relocate_links(markdown: str) -> str:
         if re.match(r"^\.\./(student|notebooks)(/|$)", target):
             return match.group(0)
         if re.match(r"^\.\./README\.md(#|$)", target):
-            target = target.replace("README.md", "README.pt-BR.md")
+            target = target.replace("README.md", edition.readme)
         return opening + "../" + target
 
     return _LINK.sub(fix, markdown)
 
 
+def with_stubs(text: str, edition: Edition) -> str:
+    """``text`` naming nbgrader's stubs as the edition's student copies show them (``locale/editions.toml``).
+
+    The catalogs keep the English stubs in their code spans (the structure test compares code spans); the
+    edition's notebooks, student note and student copies show the edition's own.
+    """
+    for english, translated in ((SOURCE.code_stub, edition.code_stub), (SOURCE.text_stub, edition.text_stub)):
+        text = text.replace(english.split("\n")[0], translated.split("\n")[0])
+    return text
+
+
+def setup_source(source: str, edition: Edition) -> str:
+    """The setup cell's code in ``edition``: ``setup(seed=42)`` becomes ``setup(seed=42, language="pt-BR")``."""
+    return SETUP_CALL.sub(lambda m: f'setup(seed={m.group(1)}, language="{edition.code}")', source, count=1)
+
+
 def translate_code(source: str, cell_id: str, words: dict[tuple[str, str], str]) -> str:
-    """A code cell's source with each translated comment in place (the code itself unchanged)."""
-    lines = source.split("\n")
+    """A code cell's source with each translated string and comment in place (the code itself unchanged)."""
+    def string(literal) -> str | None:
+        return words.get((f"{cell_id} {STRING}", literal.body)) if is_words(literal) else None
+
+    lines = replace_literals(source, string).split("\n")
+    source = "\n".join(lines)
     for line, start, end, text in reversed(comment_tokens(source)):
         english = comment_words(text)
         translated = words.get((f"{cell_id} {COMMENT}", english)) if english else None
@@ -243,29 +326,184 @@ def translate_code(source: str, cell_id: str, words: dict[tuple[str, str], str])
     return "\n".join(lines)
 
 
-def translated_notebook(notebook: Path, po: polib.POFile) -> nbformat.NotebookNode:
-    """The Portuguese teacher's edition of ``notebook``: same cells, ids, code, outputs; translated words."""
+def translated_notebook(notebook: Path, po: polib.POFile, edition: Edition | None = None) -> nbformat.NotebookNode:
+    """The teacher's edition of ``notebook`` in ``edition``: same cells, ids, code; translated words; no outputs.
+
+    Its outputs come from its own run (``make translations`` executes it).
+    """
+    edition = edition or TRANSLATED[0]
     nb = nbformat.read(notebook, as_version=4)
     words = translations(po)
     out = copy.deepcopy(nb)
+    setup = setup_cell(nb)
     for cell in out.cells:
         if cell.cell_type == "markdown" and cell.source.strip():
-            cell.source = relocate_links(words.get((cell.id, cell.source), cell.source))
+            cell.source = with_stubs(relocate_links(words.get((cell.id, cell.source), cell.source), edition), edition)
         elif cell.cell_type == "code":
-            cell.source = translate_code(cell.source, cell.id, words)
+            if cell.id == setup:
+                cell.source = translate_code(setup_source(cell.source, edition), cell.id, words)
+            else:
+                cell.source = translate_code(cell.source, cell.id, words)
+            cell.outputs = []
+            cell.execution_count = None
     return out
 
 
-def kit_words() -> dict[str, str]:
-    """The student copy's note in Portuguese: ``locale/pt_BR/kit.po``, English -> Portuguese."""
-    return {e.msgid: e.msgstr for e in polib.pofile(str(KIT)) if e.translated()}
+def kit_words(edition: Edition | None = None) -> dict[str, str]:
+    """The student copy's note in the edition's language: ``locale/<gettext>/kit.po``, English -> translation."""
+    edition = edition or TRANSLATED[0]
+    return {e.msgid: with_stubs(e.msgstr, edition)
+            for e in polib.pofile(str(edition.catalogs / "kit.po")) if e.translated()}
 
 
-def student_text(teacher_copy: Path, ref: str) -> str:
-    """The file text of the Portuguese student copy made from the Portuguese teacher's copy ``teacher_copy``."""
-    nb = student_notebook(teacher_copy, ref=ref, edition=f"{EDITION}/", words=kit_words(),
-                          name=teacher_copy.stem)
+def student_text(teacher_copy: Path, ref: str, edition: Edition | None = None) -> str:
+    """The file text of the edition's student copy made from its teacher's copy ``teacher_copy``."""
+    edition = edition or TRANSLATED[0]
+    nb = student_notebook(teacher_copy, ref=ref, edition=f"{edition.code}/", words=kit_words(edition),
+                          name=teacher_copy.stem, code_stub=edition.code_stub, text_stub=edition.text_stub)
     return nbformat.writes(nb) + "\n"
+
+
+# --- The teacher's guide and notes -------------------------------------------------------------------------------
+
+TEACHING = ROOT / "teaching"
+
+
+def markdown_segments(text: str) -> list[tuple[str, str]]:
+    """``text`` as ``(kind, text)`` segments that join back to it with newlines: "text" blocks (a paragraph, a list,
+    a table, a heading), "code" blocks (a fenced block, kept whole) and "blank" lines."""
+    segments: list[tuple[str, str]] = []
+    block: list[str] = []
+    fence = None
+
+    def flush() -> None:
+        if block:
+            segments.append(("text", "\n".join(block)))
+            block.clear()
+
+    for line in text.split("\n"):
+        opening = re.match(r"^\s*(```+|~~~+)", line)
+        if fence is not None:
+            block.append(line)
+            if opening and opening.group(1).startswith(fence):
+                segments.append(("code", "\n".join(block)))
+                block.clear()
+                fence = None
+        elif opening:
+            flush()
+            fence = opening.group(1)
+            block.append(line)
+        elif not line.strip():
+            flush()
+            segments.append(("blank", line))
+        else:
+            block.append(line)
+    if fence is not None:
+        segments.append(("code", "\n".join(block)))
+    else:
+        flush()
+    return segments
+
+
+def _slug(heading: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-") or "top"
+
+
+def teaching_entries(text: str) -> list[tuple[str, str]]:
+    """``(msgctxt, msgid)`` of each block of a teaching file to translate: ``msgctxt`` is its section (the slug of
+    the heading above it) and its place there ("grading-with-nbgrader 3"); fenced code is kept, not translated."""
+    found, section, place = [], "top", 0
+    for kind, block in markdown_segments(text):
+        if kind != "text":
+            continue
+        heading = re.match(r"^#{1,6} (.*)", block)
+        if heading and "\n" not in block:
+            section, place = _slug(heading.group(1)), 0
+        found.append((f"{section} {place}", block))
+        place += 1
+    return found
+
+
+def teaching_catalog_path(edition: Edition, page: Path) -> Path:
+    return edition.catalogs / "teaching" / f"{page.stem}.po"
+
+
+def merged_teaching_catalog(page: Path, old: polib.POFile | None, edition: Edition) -> polib.POFile:
+    """The catalog of the teaching file ``page``, merged as ``msgmerge`` would: a block that moved keeps its
+    translation; a block whose English changed keeps the old one, fuzzy; a new block arrives empty."""
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = header(edition)
+    if old is not None:
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
+        po.header = old.header
+    live = [e for e in old if not e.obsolete] if old is not None else []
+    exact = {(e.msgctxt, e.msgid): e for e in live}
+    by_text = {e.msgid: e for e in live if e.msgstr and "fuzzy" not in e.flags}
+    used: set[int] = set()
+    where = f"teaching/{page.name}"
+    for ctxt, msgid in teaching_entries(page.read_text(encoding="utf-8")):
+        entry = polib.POEntry(msgctxt=ctxt, msgid=msgid, msgstr="", occurrences=[(where, ctxt.split()[0])])
+        before = exact.get((ctxt, msgid)) or by_text.get(msgid)
+        if before is not None:
+            entry.msgstr, entry.flags = before.msgstr, list(before.flags)
+            entry.previous_msgid, entry.tcomment = before.previous_msgid, before.tcomment
+            used.add(id(before))
+        else:
+            candidates = [e for e in live if e.msgctxt == ctxt and id(e) not in used and e.msgstr]
+            best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
+            if best is not None and difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.5:
+                entry.msgstr, entry.flags = best.msgstr, ["fuzzy"]
+                entry.previous_msgid = best.previous_msgid if "fuzzy" in best.flags else best.msgid
+                used.add(id(best))
+        po.append(entry)
+    for e in live:
+        if id(e) not in used and e.msgstr:
+            e.obsolete = True
+            po.append(e)
+    return po
+
+
+def relocate_teaching_links(markdown: str, edition: Edition) -> str:
+    """A teaching block's links as seen from ``E/teaching/``: the edition's notebooks, student copies, README and
+    install page; any other path outside ``teaching/`` one folder further up."""
+    markdown = relocate_links(markdown, edition)  # ../notebooks, ../student stay (the edition's); others gain ../
+    markdown = re.sub(r"(\]\(|src=\"|href=\")((?:\.\./)+)INSTALL\.md", rf"\1\2{edition.install}", markdown)
+    # a file of teaching/ that is not a translated page (nbgrader_config.py) is the English folder's
+    return re.sub(r"(\]\(|src=\"|href=\")(?![a-z]+:|#|\.\./|/)([^)\"\s#]+)",
+                  lambda m: m.group(0) if m.group(2).endswith(".md") else f"{m.group(1)}../../teaching/{m.group(2)}",
+                  markdown)
+
+
+def translated_teaching(page: Path, po: polib.POFile, edition: Edition) -> str:
+    """``E/teaching/<page>``: each translated block in place (an empty or fuzzy one keeps the English)."""
+    words = translations(po)
+    out, section, place = [], "top", 0
+    for kind, block in markdown_segments(page.read_text(encoding="utf-8")):
+        if kind == "text":
+            heading = re.match(r"^#{1,6} (.*)", block)
+            if heading and "\n" not in block:
+                section, place = _slug(heading.group(1)), 0
+            block = with_stubs(relocate_teaching_links(words.get((f"{section} {place}", block), block), edition),
+                               edition)
+            place += 1
+        out.append(block)
+    return "\n".join(out)
+
+
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers of ``text``, thousands commas dropped (``1,297`` and ``1297`` are one number), sorted."""
+    return sorted(n.replace(",", "") for n in _NUMBER.findall(_CODE_SPAN.sub("", text)))
+
+
+def teaching_problems(english: str, translation: str) -> list[str]:
+    """What a teaching block's translation loses: its structure (``structure_problems``) and its numbers."""
+    problems = structure_problems(english, translation)
+    if numbers(english) != numbers(translation):
+        problems.append(f"numbers differ: English {numbers(english)}, translation {numbers(translation)}")
+    return problems
 
 
 # --- make translations ----------------------------------------------------------------------------------------------
@@ -284,24 +522,125 @@ def catalog_text(po: polib.POFile) -> str:
     return str(po) + "\n"
 
 
+def _sources(nb: nbformat.NotebookNode) -> list[tuple]:
+    """What the tool writes of a teacher's copy: cells, ids, types, sources, metadata (not the outputs)."""
+    meta = {k: v for k, v in nb.metadata.items() if k != "language_info"}
+    return [meta, *[(c.id, c.cell_type, c.source, c.metadata, c.get("attachments")) for c in nb.cells]]
+
+
+def unexecuted(nb: nbformat.NotebookNode) -> list[str]:
+    """The code cells of an edition's teacher copy that its run has not reached (no execution count)."""
+    return [c.id for c in nb.cells if c.cell_type == "code" and c.execution_count is None]
+
+
+def update_teacher(path: Path, expected: nbformat.NotebookNode, check: bool) -> str:
+    """Bring ``path`` to ``expected``'s sources: "current", "stale" (check), "words" (outputs kept), "code" (to run)."""
+    old = nbformat.read(path, as_version=4) if path.exists() else None
+    if old is not None and _sources(old) == _sources(expected):
+        return "current"
+    if check:
+        return "stale"
+    code = lambda nb: [(c.id, c.source) for c in nb.cells if c.cell_type == "code"]  # noqa: E731
+    if old is not None and code(old) == code(expected) and not unexecuted(old):
+        outputs = {c.id: c for c in old.cells if c.cell_type == "code"}
+        for cell in expected.cells:
+            if cell.cell_type == "code":
+                cell.outputs = outputs[cell.id].outputs
+                cell.execution_count = outputs[cell.id].execution_count
+        expected.metadata["language_info"] = old.metadata.get("language_info", expected.metadata.get("language_info"))
+        kind = "words"
+    else:
+        kind = "code"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(expected, path)
+    print(f"{path.relative_to(ROOT)}: written ({'to execute' if kind == 'code' else 'outputs kept'})", file=sys.stderr)
+    return kind
+
+
+def figure_text_path(edition: Edition) -> Path:
+    """``E/figure-text.json``: the text of every figure of the edition's notebooks, as their last run drew it."""
+    return edition.path("figure-text.json")
+
+
+def execute(paths: list[Path], edition: Edition) -> list[str]:
+    """Run each teacher's copy as itself, in place (``tools/execute_notebooks.py``); the ones that failed.
+
+    The same run records the text of every figure it draws (read from the figure objects) into
+    ``figure_text_path(edition)``, notebook by notebook, for the test that looks for English in what the
+    edition's notebooks print and draw (``tests/test_translations.py``): the notebooks run once.
+    """
+    import json
+
+    from execute_notebooks import execute as run
+    from nbclient.exceptions import CellExecutionError
+
+    sidecar = figure_text_path(edition)
+    recorded = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.exists() else {}
+    failed = []
+    for path in paths:
+        texts: dict[str, list[str]] = {}
+        try:
+            elapsed = run(path, timeout=300, figure_text=texts)
+        except CellExecutionError as err:
+            failed.append(f"{path.relative_to(ROOT)}: {str(err).strip().splitlines()[-1][:300]}")
+            print(f"FAILED (left unexecuted): {failed[-1]}\n{str(err)[:3000]}", file=sys.stderr)
+            recorded.pop(path.name, None)
+            continue
+        recorded[path.name] = texts
+        print(f"{path.relative_to(ROOT)}: executed in {elapsed:.1f} s", file=sys.stderr)
+        sidecar.write_text(json.dumps(dict(sorted(recorded.items())), ensure_ascii=False, indent=1) + "\n",
+                           encoding="utf-8")
+    return failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="English notebooks (default: all of notebooks/)")
+    parser.add_argument("--edition", action="append", choices=[e.code for e in TRANSLATED],
+                        help="a translated edition (repeatable; default: every one in locale/editions.toml)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is out of date")
+    parser.add_argument("--no-execute", action="store_true", help="write the sources, run nothing")
+    parser.add_argument("--run-all", action="store_true",
+                        help="run every notebook of the edition, not only those whose code changed (after a change to"
+                             " mha_lib, whose messages, tables and figures the outputs show)")
     args = parser.parse_args(argv)
     stale: list[Path] = []
-    for notebook in args.notebooks or english_notebooks():
-        notebook = notebook.resolve()
-        path = catalog_path(notebook)
-        old = polib.pofile(str(path), wrapwidth=0) if path.exists() else None
-        po = merged_catalog(notebook, old)
-        _write(path, catalog_text(po), args.check, stale)
-        teacher = TEACHER / notebook.name
-        _write(teacher, nbformat.writes(translated_notebook(notebook, po)) + "\n", args.check, stale)
-        if args.check and teacher in stale:
-            continue  # its student copy is compared once the teacher's copy is written
-        student = STUDENTS / notebook.name
-        _write(student, student_text(teacher, ref_of(STUDENT / notebook.name)), args.check, stale)
+    failed: list[str] = []
+    for edition in [get(code) for code in args.edition] if args.edition else TRANSLATED:
+        to_run: list[Path] = []
+        for notebook in args.notebooks or english_notebooks():
+            notebook = notebook.resolve()
+            path = catalog_path(edition, notebook)
+            old = polib.pofile(str(path), wrapwidth=0) if path.exists() else None
+            po = merged_catalog(notebook, old, edition)
+            _write(path, catalog_text(po), args.check, stale)
+            teacher = edition.notebooks / notebook.name
+            state = update_teacher(teacher, translated_notebook(notebook, po, edition), args.check)
+            if state == "stale":
+                stale.append(teacher)
+                continue  # its student copy is compared once the teacher's copy is written
+            if state == "code" or args.run_all or unexecuted(nbformat.read(teacher, as_version=4)):
+                if args.check:
+                    stale.append(teacher)
+                    print(f"{teacher.relative_to(ROOT)}: not executed (run `make translations`)", file=sys.stderr)
+                else:
+                    to_run.append(teacher)
+            student = edition.student / notebook.name
+            _write(student, student_text(teacher, ref_of(SOURCE.student / notebook.name), edition), args.check,
+                   stale)
+        if not args.notebooks:
+            for page in sorted(TEACHING.glob("*.md")):
+                path = teaching_catalog_path(edition, page)
+                old = polib.pofile(str(path), wrapwidth=0) if path.exists() else None
+                po = merged_teaching_catalog(page, old, edition)
+                _write(path, catalog_text(po), args.check, stale)
+                _write(edition.path("teaching") / page.name, translated_teaching(page, po, edition), args.check, stale)
+        if to_run and not args.no_execute:
+            failed += execute(to_run, edition)
+    if failed:
+        print("these notebooks failed to run (fix the code or its translation):\n  " + "\n  ".join(failed),
+              file=sys.stderr)
+        return 1
     if args.check and stale:
         print("out of date (run `make translations`): "
               + ", ".join(str(p.relative_to(ROOT)) for p in stale), file=sys.stderr)
