@@ -31,6 +31,8 @@ PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 SLUG = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", REPOSITORY).group(1)
 EDITION_FOLDER = {"student": "student", "teacher": "notebooks"}
+sys.path.insert(0, str(ROOT / "tools"))
+from editions import EDITIONS  # noqa: E402
 
 SETTLE = """async () => {
     for (const img of document.images) { img.loading = 'eager'; }
@@ -137,6 +139,24 @@ def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path
     assert len(folded) == code_answers, f"{len(folded)} folded code answers on the page, {code_answers} in the notebook"
     assert all(f["folded"] and not f["visible"] for f in folded), folded
     assert page.locator("details.answer[open]").count() == 0
+    prompts = page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
+                                        "els => els.map(s => s.textContent.trim())")
+    numbers = {m.group(1) for c in answers if (m := re.match(r"ex(\d+)", c.metadata["nbgrader"].get("grade_id", "")))}
+    for number in numbers:
+        assert any(re.match(rf"\D*{number}\b", p) for p in prompts), f"no fold says it answers exercise {number}: {prompts}"
+
+    # Figures lead, their code one click away; the code that teaches stays open, with a copy button.
+    figures = page.eval_on_selector_all(".cell.tag_hide-input", """els => els.map(c => ({
+        drawn: Array.from(c.querySelectorAll('.cell_output img')).some(i => i.checkVisibility()),
+        code: Array.from(c.querySelectorAll('.cell_input pre')).some(p => p.checkVisibility()),
+        fold: c.querySelector('details > summary') ? c.querySelector('details > summary').textContent.trim() : ''}))""")
+    assert figures, "no figure's code is folded"
+    assert all(not f["code"] and f["fold"] for f in figures), figures
+    assert sum(f["drawn"] for f in figures) >= len(figures) - 1, figures  # the setup cell has no figure
+    open_code = page.locator(".cell:not(.tag_hide-input):not(.tag_answer) > .cell_input pre")
+    assert open_code.count() >= 3 and open_code.first.is_visible(), "the code that teaches is not on the page"
+    copies = page.locator(".cell_input button.copybtn")
+    assert copies.count() >= open_code.count(), f"{copies.count()} copy buttons for {open_code.count()} code cells"
 
     headings = [re.sub(r"[`*$\\]", "", h).strip() for c in nb.cells if c.cell_type == "markdown"
                 for h in re.findall(r"^## (.+)$", c.source, re.MULTILINE)]
@@ -167,7 +187,7 @@ def test_portuguese_notebook_page(visit: Visit, base_url: str, site: Path, noteb
     _check_notebook_page(visit, base_url, site, notebook, "pt-BR/")
     prompts = visit.page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
                                               "els => els.map(s => s.textContent.trim())")
-    assert all("Mostrar a resposta" in p for p in prompts), prompts
+    assert all("mostrar a resposta" in p.lower() for p in prompts), prompts
     assert visit.page.inner_text(".launch-box").startswith("Rode este notebook")
 
 
@@ -212,50 +232,109 @@ def test_search_finds_and_lands(visit: Visit, base_url: str, home: str, query: s
     assert not visit.problems(), visit.problems()
 
 
+def _search(visit: Visit, base_url: str, home: str, query: str) -> list[str]:
+    """The result pages of a search typed into ``home``'s search page, in order."""
+    page = visit.page
+    page.goto(f"{base_url}{home}search.html?q={quote(query)}", wait_until="load")
+    page.wait_for_function("() => /finished|finalizada|conclu/i.test(document.querySelector('#search-results')"
+                           "?.textContent || '')")
+    return page.eval_on_selector_all("#search-results li > a:first-child",
+                                     "els => els.map(a => new URL(a.href).pathname)")
+
+
+@pytest.mark.parametrize(("home", "plain", "accented"), [("pt-BR/", "mascara", "máscara"),
+                                                          ("pt-BR/", "atencao", "atenção"),
+                                                          ("pt-BR/", "indice", "índice")])
+def test_search_without_accents_finds_what_accents_find(visit: Visit, base_url: str, home: str, plain: str,
+                                                         accented: str) -> None:
+    with_accents = _search(visit, base_url, home, accented)
+    without = _search(visit, base_url, home, plain)
+    assert len(with_accents) >= 3, f"{accented!r} finds only {with_accents}"
+    assert sorted(without) == sorted(with_accents), f"{plain!r}: {without}\n{accented!r}: {with_accents}"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
-                                  "notebooks/12_heads_of_a_real_model.html", "pt-BR/index.html",
-                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
-def test_no_serious_accessibility_violation(visit: Visit, base_url: str, path: str) -> None:
+                                  "notebooks/05_multi_head_attention.html", "notebooks/12_heads_of_a_real_model.html",
+                                  "pt-BR/index.html", "pt-BR/notebooks/03_scaled_dot_product_attention.html",
+                                  "pt-BR/notebooks/04_masks_and_dropout.html", "api/mha_lib.mha.html"])
+def test_no_serious_accessibility_violation(browser, base_url: str, path: str, dark: bool) -> None:
+    """axe-core, in light and in dark mode (the colour-scaled tables keep their labels and caption readable)."""
     assert AXE.is_file(), f"{AXE} is missing: npm ci (package.json's axe-core)"
+    visit = new_visit(browser, base_url, dark=dark)
     _open(visit, base_url + path)
+    assert visit.page.evaluate("() => document.documentElement.dataset.theme") == ("dark" if dark else "light")
     visit.page.add_script_tag(path=str(AXE))
     violations = visit.page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
         .violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
         .map(v => `${v.impact} ${v.id}: ${v.help}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)""")
+    visit.page.context.close()
     assert not violations, "\n".join(violations)
+
+
+PAGE_WIDTH = """() => ({
+    page: document.documentElement.scrollWidth,
+    wide: Array.from(document.querySelectorAll('.bd-article *')).filter(e => {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.right <= innerWidth + 1) return false;
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            const o = getComputedStyle(a).overflowX;
+            if ((o === 'auto' || o === 'scroll' || o === 'hidden') && a.getBoundingClientRect().right <= innerWidth + 1)
+                return false;
+        }
+        return true; }).slice(0, 3).map(e => e.tagName + ' ' + (e.textContent || '').trim().slice(0, 60)),
+})"""
+
+
+def test_every_page_fits_a_phone(browser, base_url: str, site: Path) -> None:
+    """At 390 px (a real viewport: not one Chromium widens to the content), no page is wider than the screen."""
+    visit = new_visit(browser, base_url, width=390, height=844)
+    wide = {}
+    for path in _pages(site):
+        _open(visit, base_url + path)
+        found = visit.page.evaluate(PAGE_WIDTH)
+        if found["page"] > 390 or found["wide"]:
+            wide[path] = found
+    visit.page.context.close()
+    assert not wide, "\n".join(f"{p}: {f['page']} px wide; {f['wide']}" for p, f in wide.items())
 
 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
                                   "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html",
                                   "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
-def test_phone_sized_screen(browser, base_url: str, path: str) -> None:
-    """390 x 844: nothing makes the page wider than the screen; figures fit; wide tables scroll in their box."""
-    visit = new_visit(browser, base_url, width=390, height=844)
+@pytest.mark.parametrize("width", [390, 800])
+def test_phone_sized_screen_opens_the_menu_and_the_contents(browser, base_url: str, path: str, width: int) -> None:
+    """Below 992 px the sidebars are drawers: a tap on the menu button opens the list of pages, a tap on the contents
+    button the page's headings, each with its links in view; figures fit; wide tables scroll in their box."""
+    visit = new_visit(browser, base_url, width=width, height=844)
     page = visit.page
     _open(visit, base_url + path)
     found = page.evaluate("""() => ({
-        page: document.documentElement.scrollWidth, screen: window.innerWidth,
         wide_images: Array.from(document.querySelectorAll('.bd-article img')).filter(
-            i => i.getBoundingClientRect().width > window.innerWidth + 1).length,
-        overflowing_tables: Array.from(document.querySelectorAll('.bd-article table')).filter(t => {
-            const r = t.getBoundingClientRect();
-            if (r.width <= window.innerWidth) return false;
-            let e = t.parentElement;
-            while (e && e !== document.body) {
-                const o = getComputedStyle(e).overflowX;
-                if ((o === 'auto' || o === 'scroll') && e.getBoundingClientRect().width <= window.innerWidth + 1)
-                    return false;
-                e = e.parentElement;
-            }
-            return true; }).length,
-        menu: !!Array.from(document.querySelectorAll('button, label')).find(
-            b => b.offsetParent && /navigation|sidebar|menu/i.test(
-                (b.getAttribute('aria-label') || '') + (b.getAttribute('title') || '') + b.className))})""")
-    assert found["page"] <= found["screen"] + 1, f"the page is {found['page']} px wide on a {found['screen']} px screen"
-    assert found["wide_images"] == 0 and found["overflowing_tables"] == 0, found
-    assert found["menu"], "no navigation button on a phone"
+            i => i.getBoundingClientRect().right > window.innerWidth + 1).length,
+        page: document.documentElement.scrollWidth})""")
+    assert found["page"] <= width and found["wide_images"] == 0, found
+    primary = page.locator(".bd-header-article button.primary-toggle")
+    assert primary.count() == 1 and primary.is_visible(), "no visible menu button"
+    primary.tap()
+    drawer = page.locator("#pst-primary-sidebar-modal")
+    drawer.wait_for(state="visible")
+    links = drawer.locator("nav.bd-docs-nav a.reference")
+    assert links.count() >= 14, f"the menu lists {links.count()} pages"
+    notebook_link = drawer.locator("nav.bd-docs-nav a.reference[href*='notebooks/0']").first
+    assert notebook_link.is_visible() and notebook_link.bounding_box()["x"] >= 0, "the menu's links are off screen"
+    page.keyboard.press("Escape")
+    drawer.wait_for(state="hidden")
+    secondary = page.locator(".bd-header-article button.secondary-toggle")
+    if "notebooks/" in path or "api/" in path:
+        assert secondary.is_visible(), "no visible button for the page's contents"
+        secondary.tap()
+        contents = page.locator("#pst-secondary-sidebar-modal")
+        contents.wait_for(state="visible")
+        toc = contents.locator("nav.page-toc a, #pst-page-toc-nav a")
+        assert toc.count() >= 3 and toc.first.is_visible(), f"the page's contents show {toc.count()} links"
     assert not visit.problems(), visit.problems()
-    visit.page.context.close()
+    page.context.close()
 
 
 SWITCHES = [  # from, to (the same page in the other language, or the other site's home page)
@@ -271,29 +350,35 @@ SWITCHES = [  # from, to (the same page in the other language, or the other site
 
 @pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
 @pytest.mark.parametrize(("start", "target"), SWITCHES, ids=[f"{a.split('/')[-1][:8]}-{b}" for a, b in SWITCHES])
-def test_language_switch(browser, base_url: str, start: str, target: str, width: int) -> None:
-    """The switch is in the page's header, visible (on a phone too), named in its language, and clicked opens ``target``
-    in the other language."""
+def test_language_menu(browser, base_url: str, start: str, target: str, width: int) -> None:
+    """The menu is in the page's header, visible (on a phone too), lists every edition by its own name, marks this
+    one, and its other edition's entry opens ``target``."""
     visit = new_visit(browser, base_url, width=width, height=900 if width > 500 else 844)
     page = visit.page
     _open(visit, base_url + start)
     portuguese = start.startswith("pt-BR/")
-    switch = page.locator(".bd-header-article a.language-switch")
-    assert switch.count() == 1, "no language switch in the header"
-    assert switch.is_visible(), "the language switch is hidden"
-    box = switch.bounding_box()
+    button = page.locator(".bd-header-article .language-menu button.language-switch")
+    assert button.count() == 1 and button.is_visible(), "no language menu in the header"
+    box = button.bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= 120 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    assert button.inner_text().strip() == ("Português (Brasil)" if portuguese else "English")
+    button.click()
+    items = page.locator(".language-menu .dropdown-item")
+    items.first.wait_for(state="visible")
+    names = [items.nth(i).inner_text().strip() for i in range(items.count())]
+    assert names == [e.name for e in EDITIONS], names
+    current = page.locator(".language-menu .dropdown-item[aria-current=page]")
+    assert current.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
     expected_lang = "en" if portuguese else "pt-BR"
-    assert switch.get_attribute("hreflang") == expected_lang and switch.get_attribute("lang") == expected_lang
-    assert switch.inner_text().strip() == ("English" if portuguese else "Português")
-    href = switch.get_attribute("href")
+    choice = page.locator(f".language-menu .dropdown-item[data-edition='{expected_lang}']")
+    assert choice.get_attribute("lang") == expected_lang and choice.is_visible()
+    href = choice.get_attribute("href")
     assert not href.startswith(("/", "http")), f"{href} is not relative"
-    switch.click()
+    choice.click()
     page.wait_for_url(base_url + target)
     page.evaluate(SETTLE)
     assert page.evaluate("() => document.documentElement.lang") == expected_lang
-    back = page.locator(".bd-header-article a.language-switch")
-    assert back.is_visible() and back.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
+    assert page.locator(".bd-header-article .language-menu button.language-switch").is_visible()
     problems = visit.problems()
     page.context.close()
     assert not problems, problems
