@@ -132,6 +132,19 @@ def test_home_page_has_the_series_and_how_to_run_it(site: Path, pages: dict[Path
         assert (site / "teaching" / f"{md.stem}.html").is_file(), f"no page for teaching/{md.name}"
 
 
+@pytest.mark.parametrize(("folder", "lead"), [("", "What you will learn"), ("pt-BR/", "O que você vai aprender")])
+def test_home_page_opens_with_what_a_reader_will_learn(site: Path, folder: str, lead: str) -> None:
+    """The first paragraph under the title says what the series teaches; a picture, then the series, come before
+    who it is for and how to run it; no maintainer prose (file names as link texts, the test machinery)."""
+    text = (site / folder / "index.html").read_text()
+    article = text[text.index("<h1"):]
+    first = re.search(r"<p>(.*?)</p>", article, re.DOTALL).group(1)
+    assert lead in first, f"the home page opens with {first[:120]!r}"
+    positions = [article.find(marker) for marker in ("<img", 'id="the-series"' if not folder else 'id="a-serie"')]
+    assert all(p > 0 for p in positions) and positions == sorted(positions), positions
+    assert "README.pt-BR.md</a>" not in article and "re-executed by the tests" not in article
+
+
 def test_glossary_page_is_notebook_00s(site: Path) -> None:
     text = re.sub(r"<[^>]+>", " ", (site / "notebooks" / "glossary.html").read_text())
     nb = nbformat.read(NOTEBOOKS[0], as_version=4)
@@ -243,7 +256,7 @@ def test_site_address_is_written_in_one_place() -> None:
 
 def test_ci_builds_and_reads_the_site() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert '"test-site:chromium-apt:make --no-print-directory test-site"' in ci, ".ci/run has no test-site job"
+    assert '"test-site:chromium-apt:make --no-print-directory test-site' in ci, ".ci/run has no test-site job"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
 
@@ -396,7 +409,8 @@ def test_every_page_has_the_language_menu(site: Path, pages: dict[Path, _Page]) 
             counterpart = root / inner
             expected = counterpart if counterpart.is_file() else root / "index.html"
             if (path.parent / item["href"]).resolve() != expected.resolve():
-                problems.append(f"{relative}: {item['code']} opens {item['href']} (expected {expected.relative_to(site)})")
+                problems.append(f"{relative}: {item['code']} opens {item['href']} "
+                                f"(expected {expected.relative_to(site)})")
             same += item["code"] != here.code and counterpart.is_file()
             if ('aria-current="page"' in item.group(0)) != (item["code"] == here.code):
                 problems.append(f"{relative}: {item['code']} marked current wrongly")
@@ -407,7 +421,8 @@ def test_every_page_has_the_language_menu(site: Path, pages: dict[Path, _Page]) 
 def test_no_test_or_grading_marker_in_any_page(site: Path, pages: dict[Path, _Page]) -> None:
     """nbval's and nbgrader's markers are the tests' and the grader's, not the reader's: staging leaves them out."""
     found = [f"{p.relative_to(site)}: {m}" for p in pages
-             for code in re.findall(r'<div class="cell_input[^"]*">(.*?)</pre>', p.read_text(encoding="utf-8"), re.DOTALL)
+             for code in re.findall(r'<div class="cell_input[^"]*">(.*?)</pre>', p.read_text(encoding="utf-8"),
+                                    re.DOTALL)
              for m in MARKERS.findall(code)]
     assert not found, "\n".join(found[:20])
     assert MARKERS.search((ROOT / "notebooks" / "03_scaled_dot_product_attention.ipynb").read_text()), \
@@ -436,7 +451,8 @@ def test_every_page_has_a_description_and_a_card(site: Path, pages: dict[Path, _
 
 def test_print_to_pdf_and_one_search_field(site: Path) -> None:
     """The theme's download menu offers "Print to PDF" (site.css's print styles); one search field per page."""
-    for page in ["notebooks/03_scaled_dot_product_attention.html", "pt-BR/notebooks/03_scaled_dot_product_attention.html",
+    for page in ["notebooks/03_scaled_dot_product_attention.html",
+                 "pt-BR/notebooks/03_scaled_dot_product_attention.html",
                  "index.html", "api/mha_lib.mha.html"]:
         text = (site / page).read_text()
         assert "window.print()" in text, f"{page}: no print button"
