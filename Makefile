@@ -130,14 +130,14 @@ test-pt-BR: install
 SITE_VENV ?= .venv-site
 SITE_PY := $(SITE_VENV)/bin/python
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
-$(SITE_VENV)/.installed: requirements-site.txt requirements-browser.txt requirements.txt
+$(SITE_VENV)/.site-installed: requirements-site.txt requirements-browser.txt requirements.txt
 	[ -x $(SITE_PY) ] || $(PYTHON) -m venv $(SITE_VENV)
 	$(SITE_PY) -m pip install --quiet --upgrade pip
 	$(SITE_PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(SITE_PY) -m pip install --quiet -r requirements-site.txt -r requirements-browser.txt
 	touch $@
 
-site: $(SITE_VENV)/.installed
+site: $(SITE_VENV)/.site-installed
 	@[ -f node_modules/mathjax3/es5/tex-chtml.js ] && [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund
 	$(SITE_PY) tools/site_build.py
 
