@@ -143,7 +143,7 @@ site: $(SITE_VENV)/.site-installed
 
 test-site: site
 	@$(ENSURE_CHROMIUM)
-	MHA_SITE_TEST=1 timeout 900 $(SITE_PY) -m pytest -o addopts= -p no:cacheprovider tests/site -v $(SITE_ARGS)
+	MHA_SITE_TEST=1 timeout 1500 $(SITE_PY) -m pytest -o addopts= -p no:cacheprovider tests/site -v $(SITE_ARGS)
 
 # INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
 # every student copy top to bottom in it (tests/test_install.py).
