@@ -103,7 +103,7 @@ benchmark: install
 	$(PY) benchmarks/mha_benchmark.py $(BENCH_ARGS)
 
 # Debian's chromium, for the browser tests (apt-get when missing; never `playwright install`).
-ENSURE_CHROMIUM := command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+ENSURE_CHROMIUM := [ -x "$${CHROMIUM:-/usr/bin/chromium}" ] || command -v chromium >/dev/null || { \
 	echo "installing Debian's chromium (apt-get)"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
@@ -139,15 +139,25 @@ test-%: install
 		tests/test_translations.py::test_the_student_copy_runs
 
 # The website (tools/site_build.py): Sphinx + MyST-NB + sphinx-book-theme from PyPI, MathJax and axe-core from npm.
-site: install
-	$(PY) -m pip install --quiet -r requirements-site.txt
+# Its own small venv (.venv-site): PyTorch's CPU build (autodoc imports mha_lib, from this checkout, not installed) and
+# requirements-site.txt, nothing of the development environment. TORCH_INDEX= (empty) takes torch from PyPI instead.
+SITE_VENV ?= .venv-site
+SITE_PY := $(SITE_VENV)/bin/python
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+$(SITE_VENV)/.site-installed: requirements-site.txt requirements-browser.txt requirements.txt
+	[ -x $(SITE_PY) ] || $(PYTHON) -m venv $(SITE_VENV)
+	$(SITE_PY) -m pip install --quiet --upgrade pip
+	$(SITE_PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(SITE_PY) -m pip install --quiet -r requirements-site.txt -r requirements-browser.txt
+	touch $@
+
+site: $(SITE_VENV)/.site-installed
 	@[ -f node_modules/mathjax3/es5/tex-chtml.js ] && [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund
-	$(PY) tools/site_build.py
+	$(SITE_PY) tools/site_build.py
 
 test-site: site
-	$(PY) -m pip install --quiet -r requirements-browser.txt
 	@$(ENSURE_CHROMIUM)
-	MHA_SITE_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/site -v $(SITE_ARGS)
+	MHA_SITE_TEST=1 timeout 1500 $(SITE_PY) -m pytest -o addopts= -p no:cacheprovider tests/site -v $(SITE_ARGS)
 
 # INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
 # every student copy top to bottom in it (tests/test_install.py).
@@ -180,5 +190,5 @@ test-lowest:
 	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
+	rm -rf $(VENV) $(SITE_VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
 		slides node_modules build

@@ -25,6 +25,13 @@ from mha_lib.trace import AttentionTrace, check_trace
 STYLER_UUID = "mha"  # styled tables get the id ``mha_<hash of what they show>``: identical HTML from run to run
 MASKED_CSS = "background-color: #f2f2f2; color: #a0a0a0"  # a hidden key: light grey, shown as a dot
 ROW_SUM_CSS = {"font-weight": "bold", "border-left": "2px solid #888888"}
+# A styled table carries its own colours, as a figure does: dark labels and caption on white, whatever the page's
+# theme (a dark page would otherwise give them its light text on the light box it puts behind the table).
+TABLE_STYLES = [{"selector": "", "props": "background-color: #ffffff; color: #1a1a1a"},
+                {"selector": "th, caption", "props": "background-color: #ffffff; color: #1a1a1a"}]
+# Each shaded cell's text is black or pandas' light #f1f1f1, whichever contrasts more with its background: the two
+# contrasts are equal at this WCAG relative luminance, sqrt(0.05 * (L(#f1f1f1) + 0.05)) - 0.05.
+TEXT_COLOR_THRESHOLD = 0.1656
 
 
 def _labels(tokens: Sequence[str] | None, n: int, prefix: str, name: str = "tokens") -> list[str]:
@@ -178,11 +185,13 @@ def style_weights(
     key = None if hidden is None else hidden.tobytes()
     styler = (
         WeightsStyler(table, uuid=_styler_uuid(table, precision, caption, cmap, key))
-        .background_gradient(cmap=cmap, vmin=0.0, vmax=1.0, subset=list(df.columns))
+        .background_gradient(cmap=cmap, vmin=0.0, vmax=1.0, subset=list(df.columns),
+                             text_color_threshold=TEXT_COLOR_THRESHOLD)
         .format(precision=precision, na_rep="·", escape="html")
         .format_index(escape="html", axis=0)
         .format_index(escape="html", axis=1)
         .set_properties(subset=[row_sum], **ROW_SUM_CSS)
+        .set_table_styles(TABLE_STYLES)
     )
     if hidden is not None:
         css = pd.DataFrame(np.where(hidden, MASKED_CSS, ""), index=df.index, columns=df.columns)

@@ -14,7 +14,8 @@ from torch import Tensor
 
 from mha_lib._validate import check_device, check_int
 
-BOS = 0  # the id of the beginning-of-sequence token in ``induction_task``
+#: The id of the beginning-of-sequence token in ``induction_task``.
+BOS = 0
 
 
 @dataclass(frozen=True)

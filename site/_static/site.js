@@ -21,3 +21,30 @@ document.addEventListener("DOMContentLoaded", () => {
     summary.removeAttribute("aria-label");
   }
 });
+
+// Search without accents: the index holds each word with its accents folded before stemming (conf.py's
+// fold_accents), so the query is folded the same way before Sphinx's stemmer sees it ("mascara" finds "máscara").
+const foldAccents = (word) => word.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+function accentFreeStemmer() {
+  if (typeof window.Stemmer !== "function" || window.Stemmer.accentFree) return;
+  const Base = window.Stemmer;
+  const Folded = function () {
+    const base = new Base();
+    this.stemWord = (word) => base.stemWord(foldAccents(word));
+  };
+  Folded.accentFree = true;
+  window.Stemmer = Folded;
+}
+accentFreeStemmer();
+document.addEventListener("DOMContentLoaded", accentFreeStemmer);
+
+// sphinx-copybutton has no Portuguese words: give it the page's language's (its `messages` and `locale` are globals
+// of copybutton.js, read when the buttons are drawn, after this file has run).
+const COPY_WORDS = {
+  "pt-BR": {copy: "Copiar", copy_to_clipboard: "Copiar para a área de transferência", copy_success: "Copiado!",
+            copy_failure: "Não foi possível copiar"},
+};
+if (typeof messages !== "undefined" && COPY_WORDS[document.documentElement.lang]) {
+  messages[document.documentElement.lang] = COPY_WORDS[document.documentElement.lang];
+  locale = document.documentElement.lang;
+}

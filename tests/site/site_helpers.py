@@ -32,8 +32,10 @@ class Visit:
 
 def new_visit(browser, base_url: str, *, width: int = 1280, height: int = 900, dark: bool = False) -> Visit:
     """A fresh browser context (its own storage) whose page may load only from ``base_url``."""
+    # is_mobile stays off even on a phone-sized screen: Chromium would widen the layout viewport to the content and
+    # hide a page that is wider than the screen. A touch screen all the same, so a tap is a tap.
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme="dark" if dark else "light",
-                                  device_scale_factor=1, is_mobile=width < 500, has_touch=width < 500)
+                                  device_scale_factor=1, is_mobile=False, has_touch=width < 500)
     if dark:  # pydata-sphinx-theme reads the reader's choice from localStorage before it draws
         context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
     page = context.new_page()

@@ -2,10 +2,13 @@
 
 Checks what a reader meets: every page loads with no console error and no failed or outside request, every figure
 is drawn and has alt text, every equation is typeset; the launch buttons open the right notebook of the right
-edition; the answers are folded; each notebook page lists its own headings and links its neighbours; search finds
-what the series teaches; axe-core finds no serious or critical accessibility problem; a phone-sized screen and dark
-mode work. The Portuguese site (pt-BR/) the same way: its notebook pages, its launch buttons (pt-BR/student), its
-search, its accessibility; and the language switch in every page's header, both ways, on a phone too. Screenshots of
+edition; the answers are folded and say which exercise they answer; figures lead with their code folded, the code
+that teaches stays open, with copy buttons; each notebook page lists its own headings and links its neighbours;
+search finds what the series teaches, with or without accents; axe-core finds no serious or critical accessibility
+problem, in light and in dark mode; on a phone-sized screen (a real 390 px viewport) no page is wider than the
+screen, and the menu and the page's contents open. The Portuguese site (pt-BR/) the same way: its notebook pages,
+its launch buttons (pt-BR/student), its search, its accessibility; and the language menu in every page's header,
+listing every edition, on a phone too. Screenshots of
 a few pages go to build/site-screenshots/ (desktop, phone, dark), to look at.
 """
 
@@ -31,6 +34,8 @@ PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 SLUG = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", REPOSITORY).group(1)
 EDITION_FOLDER = {"student": "student", "teacher": "notebooks"}
+sys.path.insert(0, str(ROOT / "tools"))
+from editions import EDITIONS  # noqa: E402
 
 SETTLE = """async () => {
     for (const img of document.images) { img.loading = 'eager'; }
@@ -137,6 +142,25 @@ def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path
     assert len(folded) == code_answers, f"{len(folded)} folded code answers on the page, {code_answers} in the notebook"
     assert all(f["folded"] and not f["visible"] for f in folded), folded
     assert page.locator("details.answer[open]").count() == 0
+    prompts = page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
+                                        "els => els.map(s => s.textContent.trim())")
+    numbers = {m.group(1) for c in answers if (m := re.match(r"ex(\d+)", c.metadata["nbgrader"].get("grade_id", "")))}
+    for number in numbers:
+        assert any(re.match(rf"\D*{number}\b", p) for p in prompts), \
+            f"no fold says it answers exercise {number}: {prompts}"
+
+    # Figures lead, their code one click away; the code that teaches stays open, with a copy button.
+    figures = page.eval_on_selector_all(".cell.tag_hide-input", """els => els.map(c => ({
+        drawn: Array.from(c.querySelectorAll('.cell_output img')).some(i => i.checkVisibility()),
+        code: Array.from(c.querySelectorAll('.cell_input pre')).some(p => p.checkVisibility()),
+        fold: c.querySelector('details > summary') ? c.querySelector('details > summary').textContent.trim() : ''}))""")
+    assert figures, "no figure's code is folded"
+    assert all(not f["code"] and f["fold"] for f in figures), figures
+    assert sum(f["drawn"] for f in figures) >= len(figures) - 1, figures  # the setup cell has no figure
+    open_code = page.locator(".cell:not(.tag_hide-input):not(.tag_answer) > .cell_input pre")
+    assert open_code.count() >= 3 and open_code.first.is_visible(), "the code that teaches is not on the page"
+    copies = page.locator(".cell_input button.copybtn")
+    assert copies.count() >= open_code.count(), f"{copies.count()} copy buttons for {open_code.count()} code cells"
 
     headings = [re.sub(r"[`*$\\]", "", h).strip() for c in nb.cells if c.cell_type == "markdown"
                 for h in re.findall(r"^## (.+)$", c.source, re.MULTILINE)]
@@ -167,7 +191,7 @@ def test_portuguese_notebook_page(visit: Visit, base_url: str, site: Path, noteb
     _check_notebook_page(visit, base_url, site, notebook, "pt-BR/")
     prompts = visit.page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
                                               "els => els.map(s => s.textContent.trim())")
-    assert all("Mostrar a resposta" in p for p in prompts), prompts
+    assert all("mostrar a resposta" in p.lower() for p in prompts), prompts
     assert visit.page.inner_text(".launch-box").startswith("Rode este notebook")
 
 
@@ -212,50 +236,110 @@ def test_search_finds_and_lands(visit: Visit, base_url: str, home: str, query: s
     assert not visit.problems(), visit.problems()
 
 
+def _search(visit: Visit, base_url: str, home: str, query: str) -> list[str]:
+    """The result pages of a search typed into ``home``'s search page, in order."""
+    page = visit.page
+    page.goto(f"{base_url}{home}search.html?q={quote(query)}", wait_until="load")
+    page.wait_for_function("() => /finished|finalizada|conclu/i.test(document.querySelector('#search-results')"
+                           "?.textContent || '')")
+    return page.eval_on_selector_all("#search-results li > a:first-child",
+                                     "els => els.map(a => new URL(a.href).pathname)")
+
+
+@pytest.mark.parametrize(("home", "plain", "accented"), [("pt-BR/", "mascara", "máscara"),
+                                                          ("pt-BR/", "atencao", "atenção"),
+                                                          ("pt-BR/", "indice", "índice")])
+def test_search_without_accents_finds_what_accents_find(visit: Visit, base_url: str, home: str, plain: str,
+                                                         accented: str) -> None:
+    with_accents = _search(visit, base_url, home, accented)
+    without = _search(visit, base_url, home, plain)
+    assert len(with_accents) >= 3, f"{accented!r} finds only {with_accents}"
+    assert sorted(without) == sorted(with_accents), f"{plain!r}: {without}\n{accented!r}: {with_accents}"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
-                                  "notebooks/12_heads_of_a_real_model.html", "pt-BR/index.html",
-                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
-def test_no_serious_accessibility_violation(visit: Visit, base_url: str, path: str) -> None:
+                                  "notebooks/05_multi_head_attention.html", "notebooks/12_heads_of_a_real_model.html",
+                                  "pt-BR/index.html", "pt-BR/notebooks/03_scaled_dot_product_attention.html",
+                                  "pt-BR/notebooks/04_masks_and_dropout.html", "api/mha_lib.mha.html"])
+def test_no_serious_accessibility_violation(browser, base_url: str, path: str, dark: bool) -> None:
+    """axe-core, in light and in dark mode (the colour-scaled tables keep their labels and caption readable)."""
     assert AXE.is_file(), f"{AXE} is missing: npm ci (package.json's axe-core)"
+    visit = new_visit(browser, base_url, dark=dark)
     _open(visit, base_url + path)
+    assert visit.page.evaluate("() => document.documentElement.dataset.theme") == ("dark" if dark else "light")
     visit.page.add_script_tag(path=str(AXE))
     violations = visit.page.evaluate("""async () => (await axe.run(document, {resultTypes: ['violations']}))
         .violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
         .map(v => `${v.impact} ${v.id}: ${v.help}: ${v.nodes.map(n => n.target.join(' ')).join(', ')}`)""")
+    visit.page.context.close()
     assert not violations, "\n".join(violations)
+
+
+PAGE_WIDTH = """() => ({
+    page: document.documentElement.scrollWidth,
+    wide: Array.from(document.querySelectorAll('.bd-article *')).filter(e => {
+        const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.right <= innerWidth + 1) return false;
+        for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+            const o = getComputedStyle(a).overflowX;
+            if ((o === 'auto' || o === 'scroll' || o === 'hidden') && a.getBoundingClientRect().right <= innerWidth + 1)
+                return false;
+        }
+        return true; }).slice(0, 3).map(e => e.tagName + ' ' + (e.textContent || '').trim().slice(0, 60)),
+})"""
+
+
+def test_every_page_fits_a_phone(browser, base_url: str, site: Path) -> None:
+    """At 390 px (a real viewport: not one Chromium widens to the content), no page is wider than the screen."""
+    visit = new_visit(browser, base_url, width=390, height=844)
+    wide = {}
+    for path in _pages(site):
+        _open(visit, base_url + path)
+        found = visit.page.evaluate(PAGE_WIDTH)
+        if found["page"] > 390 or found["wide"]:
+            wide[path] = found
+    visit.page.context.close()
+    assert not wide, "\n".join(f"{p}: {f['page']} px wide; {f['wide']}" for p, f in wide.items())
 
 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
                                   "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html",
                                   "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
-def test_phone_sized_screen(browser, base_url: str, path: str) -> None:
-    """390 x 844: nothing makes the page wider than the screen; figures fit; wide tables scroll in their box."""
-    visit = new_visit(browser, base_url, width=390, height=844)
+@pytest.mark.parametrize("width", [390, 800])
+def test_phone_sized_screen_opens_the_menu_and_the_contents(browser, base_url: str, path: str, width: int) -> None:
+    """Below 992 px the sidebars are drawers: a tap on the menu button opens the list of pages, a tap on the contents
+    button the page's headings, each with its links in view; figures fit; wide tables scroll in their box."""
+    visit = new_visit(browser, base_url, width=width, height=844)
     page = visit.page
     _open(visit, base_url + path)
     found = page.evaluate("""() => ({
-        page: document.documentElement.scrollWidth, screen: window.innerWidth,
         wide_images: Array.from(document.querySelectorAll('.bd-article img')).filter(
-            i => i.getBoundingClientRect().width > window.innerWidth + 1).length,
-        overflowing_tables: Array.from(document.querySelectorAll('.bd-article table')).filter(t => {
-            const r = t.getBoundingClientRect();
-            if (r.width <= window.innerWidth) return false;
-            let e = t.parentElement;
-            while (e && e !== document.body) {
-                const o = getComputedStyle(e).overflowX;
-                if ((o === 'auto' || o === 'scroll') && e.getBoundingClientRect().width <= window.innerWidth + 1)
-                    return false;
-                e = e.parentElement;
-            }
-            return true; }).length,
-        menu: !!Array.from(document.querySelectorAll('button, label')).find(
-            b => b.offsetParent && /navigation|sidebar|menu/i.test(
-                (b.getAttribute('aria-label') || '') + (b.getAttribute('title') || '') + b.className))})""")
-    assert found["page"] <= found["screen"] + 1, f"the page is {found['page']} px wide on a {found['screen']} px screen"
-    assert found["wide_images"] == 0 and found["overflowing_tables"] == 0, found
-    assert found["menu"], "no navigation button on a phone"
+            i => i.getBoundingClientRect().right > window.innerWidth + 1).length,
+        page: document.documentElement.scrollWidth})""")
+    assert found["page"] <= width and found["wide_images"] == 0, found
+    primary = page.locator(".bd-header-article button.primary-toggle")
+    assert primary.count() == 1 and primary.is_visible(), "no visible menu button"
+    press = (lambda b: b.tap()) if width < 500 else (lambda b: b.click())  # a phone is touched, a tablet window clicked
+    press(primary)
+    drawer = page.locator("#pst-primary-sidebar-modal")
+    drawer.wait_for(state="visible")
+    links = drawer.locator("nav.bd-docs-nav a.reference")
+    assert links.count() >= 14, f"the menu lists {links.count()} pages"
+    notebook_link = links.filter(has_text=re.compile(r"^\s*0\d ·")).first  # "03 · Scaled dot-product attention"
+    assert notebook_link.is_visible() and notebook_link.bounding_box()["x"] >= 0, "the menu's links are off screen"
+    page.keyboard.press("Escape")
+    drawer.wait_for(state="hidden")
+    secondary = page.locator(".bd-header-article button.secondary-toggle")
+    if "notebooks/" in path or "api/" in path:
+        assert secondary.is_visible(), "no visible button for the page's contents"
+        press(secondary)
+        contents = page.locator("#pst-secondary-sidebar-modal")
+        contents.wait_for(state="visible")
+        toc = contents.locator("nav.page-toc a, #pst-page-toc-nav a")
+        assert toc.count() >= 3 and toc.first.is_visible(), f"the page's contents show {toc.count()} links"
     assert not visit.problems(), visit.problems()
-    visit.page.context.close()
+    page.context.close()
 
 
 SWITCHES = [  # from, to (the same page in the other language, or the other site's home page)
@@ -271,29 +355,38 @@ SWITCHES = [  # from, to (the same page in the other language, or the other site
 
 @pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
 @pytest.mark.parametrize(("start", "target"), SWITCHES, ids=[f"{a.split('/')[-1][:8]}-{b}" for a, b in SWITCHES])
-def test_language_switch(browser, base_url: str, start: str, target: str, width: int) -> None:
-    """The switch is in the page's header, visible (on a phone too), named in its language, and clicked opens ``target``
-    in the other language."""
+def test_language_menu(browser, base_url: str, start: str, target: str, width: int) -> None:
+    """The menu is in the page's header, visible (on a phone too), lists every edition by its own name, marks this
+    one, and its other edition's entry opens ``target``."""
     visit = new_visit(browser, base_url, width=width, height=900 if width > 500 else 844)
     page = visit.page
     _open(visit, base_url + start)
     portuguese = start.startswith("pt-BR/")
-    switch = page.locator(".bd-header-article a.language-switch")
-    assert switch.count() == 1, "no language switch in the header"
-    assert switch.is_visible(), "the language switch is hidden"
-    box = switch.bounding_box()
+    button = page.locator(".bd-header-article .language-menu button.language-switch")
+    assert button.count() == 1 and button.is_visible(), "no language menu in the header"
+    box = button.bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= 120 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    here = EDITIONS[1] if portuguese else EDITIONS[0]
+    shown = here.name if width > 575 else here.code  # a phone shows the edition's code: the header keeps its width
+    assert " ".join(button.inner_text().split()) == shown, button.inner_text()
+    assert here.name in button.get_attribute("aria-label")
+    button.click()
+    items = page.locator(".language-menu .dropdown-item")
+    items.first.wait_for(state="visible")
+    names = [items.nth(i).inner_text().strip() for i in range(items.count())]
+    assert names == [e.name for e in EDITIONS], names
+    current = page.locator(".language-menu .dropdown-item[aria-current=page]")
+    assert current.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
     expected_lang = "en" if portuguese else "pt-BR"
-    assert switch.get_attribute("hreflang") == expected_lang and switch.get_attribute("lang") == expected_lang
-    assert switch.inner_text().strip() == ("English" if portuguese else "Português")
-    href = switch.get_attribute("href")
+    choice = page.locator(f".language-menu .dropdown-item[data-edition='{expected_lang}']")
+    assert choice.get_attribute("lang") == expected_lang and choice.is_visible()
+    href = choice.get_attribute("href")
     assert not href.startswith(("/", "http")), f"{href} is not relative"
-    switch.click()
+    choice.click()
     page.wait_for_url(base_url + target)
     page.evaluate(SETTLE)
     assert page.evaluate("() => document.documentElement.lang") == expected_lang
-    back = page.locator(".bd-header-article a.language-switch")
-    assert back.is_visible() and back.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
+    assert page.locator(".bd-header-article .language-menu button.language-switch").is_visible()
     problems = visit.problems()
     page.context.close()
     assert not problems, problems
@@ -324,6 +417,12 @@ SCREENSHOTS = [  # name, path, width, height, dark, scroll to
     ("pt-nb03-answer-desktop", "pt-BR/notebooks/03_scaled_dot_product_attention.html", 1280, 900, False, ".tag_answer"),
     ("pt-nb03-phone", "pt-BR/notebooks/03_scaled_dot_product_attention.html", 390, 844, False, None),
     ("pt-sidebar-desktop", "pt-BR/index.html", 1280, 900, False, "nav.english-pages"),
+    ("nb03-dark-table", "notebooks/03_scaled_dot_product_attention.html", 1280, 900, True, ".cell_output table"),
+    ("pt-nb04-dark-table-phone", "pt-BR/notebooks/04_masks_and_dropout.html", 390, 844, True, ".cell_output table"),
+    ("nb10-figure-first", "notebooks/10_efficient_attention.html", 1280, 900, False, ".tag_hide-input img"),
+    ("nb12-phone-code", "notebooks/12_heads_of_a_real_model.html", 390, 844, False, "p code.literal"),
+    ("home-dark-phone", "index.html", 390, 844, True, None),
+    ("api-package", "api/mha_lib.html", 1280, 900, False, None),
 ]
 
 

@@ -5,6 +5,8 @@ pages, its words, its launch URLs, its links to the English-only pages, and the 
 from __future__ import annotations
 
 import importlib
+import inspect
+import pkgutil
 import re
 import shutil
 import subprocess
@@ -24,14 +26,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 sys.path.insert(0, str(ROOT / "tools"))
+import editions  # noqa: E402
 import site_build  # noqa: E402
 
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 URLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-SWITCH = re.compile(r'<a class="[^"]*\blanguage-switch\b[^"]*" href="(?P<href>[^"]+)"\s+hreflang="(?P<hreflang>[^"]+)"'
-                    r'\s+lang="(?P<lang>[^"]+)"[^>]*>(?P<text>.*?)</a>', re.DOTALL)
+MENU_ITEM = re.compile(r'<a class="dropdown-item language-menu__item" data-edition="(?P<code>[^"]+)"\s+'
+                       r'href="(?P<href>[^"]+)"\s+hreflang="(?P<hreflang>[^"]+)" lang="(?P<lang>[^"]+)"[^>]*>'
+                       r'(?P<text>[^<]*)</a>')
+PORTUGUESE = site_build.edition_site("pt-BR")
+MARKERS = re.compile(r"NBVAL_[A-Z_]+|### (?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)")
 ENGLISH_WORDS = ["Show the answer", "Hide the answer", "Open in Colab", "Open in Binder", "Download .ipynb",
                  "Run this notebook", "For teachers", "An interactive explorer", "Skip to main content", "Back to top",
                  "Search...", "Toggle primary sidebar", "Toggle secondary sidebar", "On this page", "Color mode",
@@ -126,6 +132,19 @@ def test_home_page_has_the_series_and_how_to_run_it(site: Path, pages: dict[Path
         assert (site / "teaching" / f"{md.stem}.html").is_file(), f"no page for teaching/{md.name}"
 
 
+@pytest.mark.parametrize(("folder", "lead"), [("", "What you will learn"), ("pt-BR/", "O que você vai aprender")])
+def test_home_page_opens_with_what_a_reader_will_learn(site: Path, folder: str, lead: str) -> None:
+    """The first paragraph under the title says what the series teaches; a picture, then the series, come before
+    who it is for and how to run it; no maintainer prose (file names as link texts, the test machinery)."""
+    text = (site / folder / "index.html").read_text()
+    article = text[text.index("<h1"):]
+    first = re.search(r"<p>(.*?)</p>", article, re.DOTALL).group(1)
+    assert lead in first, f"the home page opens with {first[:120]!r}"
+    positions = [article.find(marker) for marker in ("<img", 'id="the-series"' if not folder else 'id="a-serie"')]
+    assert all(p > 0 for p in positions) and positions == sorted(positions), positions
+    assert "README.pt-BR.md</a>" not in article and "re-executed by the tests" not in article
+
+
 def test_glossary_page_is_notebook_00s(site: Path) -> None:
     text = re.sub(r"<[^>]+>", " ", (site / "notebooks" / "glossary.html").read_text())
     nb = nbformat.read(NOTEBOOKS[0], as_version=4)
@@ -138,25 +157,46 @@ def test_glossary_page_is_notebook_00s(site: Path) -> None:
             assert term.strip() in text, f"the glossary page misses {term!r}"
 
 
-def test_api_reference_has_every_public_name(site: Path) -> None:
+def _public_modules() -> list[str]:
     import mha_lib
 
-    modules = site_build.public_modules()
-    assert "mha_lib.mha" in modules or any(m.endswith(".mha") for m in modules), modules
-    missing = []
+    return sorted(m.name for m in pkgutil.walk_packages(mha_lib.__path__, "mha_lib.")
+                  if not any(part.startswith("_") for part in m.name.split(".")))
+
+
+def test_api_reference_documents_every_public_name_once(site: Path) -> None:
+    """Autosummary's page per module; every name a module exports is documented, once, where it is defined; the
+    package's page lists ``mha_lib.__all__`` with links to those places."""
+    import mha_lib
+
+    modules = _public_modules()
+    missing = [f"{m}: no page" for m in ["mha_lib", *modules] if not (site / "api" / f"{m}.html").is_file()]
+    ids: dict[str, int] = {}
+    for page in (site / "api").glob("*.html"):
+        for anchor in _parse(page).ids:
+            ids[anchor] = ids.get(anchor, 0) + 1
     for module in modules:
-        page = site / "api" / f"{module}.html"
-        if not page.is_file():
-            missing.append(f"{module}: no page")
-            continue
-        ids = _parse(page).ids
-        for name in site_build.public_names(module):
+        for name in getattr(importlib.import_module(module), "__all__", []):
             obj = getattr(importlib.import_module(module), name)
-            home = getattr(obj, "__module__", module)
-            if f"{module}.{name}" not in ids and f"{home}.{getattr(obj, '__qualname__', name)}" not in ids:
-                missing.append(f"{module}.{name}")
-    index = (site / "api" / "index.html").read_text()
-    missing += [f"mha_lib.{n} (API index)" for n in mha_lib.__all__ if f">{n}<" not in index]
+            if inspect.isclass(obj) or inspect.isroutine(obj):
+                private = any(part.startswith("_") for part in obj.__module__.split("."))
+                target = f"{module}.{name}" if private else f"{obj.__module__}.{obj.__qualname__}"
+                times = ids.get(target, 0)
+            else:  # a constant or an alias: where it is assigned, which autodoc finds and the test need not
+                target = f"mha_lib...{name}"
+                times = sum(n for anchor, n in ids.items() if anchor.startswith("mha_lib.")
+                            and anchor.rsplit(".", 1)[-1] == name)
+            if times != 1:
+                missing.append(f"{module}.{name} (documented {times} times as {target})")
+    package = (site / "api" / "mha_lib.html").read_text()
+    for name in mha_lib.__all__:
+        obj = getattr(mha_lib, name)
+        if not (inspect.isclass(obj) or inspect.isroutine(obj)):
+            continue
+        href = re.search(rf'<a class="reference internal" href="(?P<href>[^"]+)"[^>]*><code[^>]*><span class="pre">'
+                         rf'{re.escape(name)}</span>', package)
+        if href is None or not href["href"].endswith(f"#{obj.__module__}.{obj.__qualname__}"):
+            missing.append(f"mha_lib.{name}: the package's page does not link it where it is documented")
     assert not missing, "\n".join(missing)
     mha = (site / "api" / f"{mha_lib.MultiHeadAttention.__module__}.html").read_text()
     assert "num_heads" in mha and "trace" in mha, "MultiHeadAttention's signature or methods are missing"
@@ -187,6 +227,10 @@ def test_workflow_publishes_the_site_on_push_to_main() -> None:
     upload = [s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact@")]
     assert upload and upload[0]["with"]["path"] == str(site_build.OUT.relative_to(ROOT))
     assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in steps)
+    runs = [s.get("run", "") for s in steps]
+    tested = next((i for i, r in enumerate(runs) if "make test-site" in r or "tests/site" in r), None)
+    uploaded = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert tested is not None and tested < uploaded, "the workflow publishes without running the site's tests first"
 
 
 def test_workflow_is_valid() -> None:
@@ -212,7 +256,7 @@ def test_site_address_is_written_in_one_place() -> None:
 
 def test_ci_builds_and_reads_the_site() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert '"test-site:chromium-apt:make --no-print-directory test-site"' in ci, ".ci/run has no test-site job"
+    assert '"test-site:chromium-apt:make --no-print-directory test-site' in ci, ".ci/run has no test-site job"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
 
@@ -298,7 +342,7 @@ def test_portuguese_pages_are_in_portuguese(site: Path) -> None:
         found += [f"{path.relative_to(site)}: {w!r}" for w in ENGLISH_WORDS if w in text]
     assert not found, "\n".join(found)
     nb03 = (site / "pt-BR" / "notebooks" / "03_scaled_dot_product_attention.html").read_text()
-    for words in ["Rode este notebook", "Abrir no Colab", "Abrir no Binder", "Baixar o .ipynb", "Mostrar a resposta",
+    for words in ["Rode este notebook", "Abrir no Colab", "Abrir no Binder", "Baixar o .ipynb", "mostrar a resposta",
                   "Para professores: a edição do professor", "Buscar", "Conteúdo", "anterior", "próximo",
                   "página anterior"]:
         assert words in nb03, f"{words!r} is not on the Portuguese notebook 03"
@@ -307,12 +351,12 @@ def test_portuguese_pages_are_in_portuguese(site: Path) -> None:
 
 
 def test_portuguese_launch_urls_open_the_portuguese_editions() -> None:
-    urls = site_build.launch_urls("student", "03_x.ipynb", site_build.PORTUGUESE)
+    urls = site_build.launch_urls("student", "03_x.ipynb", PORTUGUESE)
     assert urls["colab"].endswith("/blob/main/pt-BR/student/03_x.ipynb")
     assert urls["binder"].endswith("/main?labpath=pt-BR%2Fstudent%2F03_x.ipynb")
-    teacher = site_build.launch_urls("teacher", "03_x.ipynb", site_build.PORTUGUESE)
+    teacher = site_build.launch_urls("teacher", "03_x.ipynb", PORTUGUESE)
     assert teacher["colab"].endswith("/blob/main/pt-BR/notebooks/03_x.ipynb")
-    box = site_build.launch_box("03_x.ipynb", site_build.PORTUGUESE)
+    box = site_build.launch_box("03_x.ipynb", PORTUGUESE)
     assert "Abrir no Colab" in box and "Open in" not in box and urls["binder"] in box
 
 
@@ -326,8 +370,8 @@ def test_portuguese_downloads_are_the_portuguese_editions(site: Path) -> None:
 
 def test_links_between_the_sites_are_relative(site: Path) -> None:
     """A staged link to a page of the other site: `other-site:` and its relative URL, which conf.py makes a link."""
-    rewrite = site_build._rewrite_links
-    pt, en = site_build.PORTUGUESE, site_build.ENGLISH
+    rewrite = site_build.rewrite_links
+    pt, en = PORTUGUESE, site_build.SOURCE
     assert rewrite("[g](teaching/README.md#a)", ROOT, pt.stage, pt) == "[g](other-site:../teaching/README.html#a)"
     assert rewrite("[e](README.md)", ROOT, pt.stage / "notebooks", pt) == "[e](other-site:../../index.html)"
     assert rewrite("[n](04_masks_and_dropout.ipynb)", ROOT / "pt-BR" / "notebooks", pt.stage / "notebooks", pt) == \
@@ -339,31 +383,92 @@ def test_links_between_the_sites_are_relative(site: Path) -> None:
     assert site_build.OTHER_SITE not in text and 'href="../index.html"' in text
 
 
-def test_every_page_has_the_language_switch(site: Path, pages: dict[Path, _Page]) -> None:
-    """One link in the header to the same page in the other language, or to that site's home page; relative."""
+def test_every_page_has_the_language_menu(site: Path, pages: dict[Path, _Page]) -> None:
+    """One menu in the header listing every edition of locale/editions.toml: the same page in that edition's site,
+    or its home page; relative links; the page's own edition marked current."""
     problems, same = [], 0
+    folders = {lang.code: lang.folder for lang in site_build.LANGUAGES}
     for path in pages:
         relative = path.relative_to(site)
-        portuguese = relative.parts[0] == "pt-BR"
-        switches = list(SWITCH.finditer(path.read_text(encoding="utf-8")))
-        if len(switches) != 1:
-            problems.append(f"{relative}: {len(switches)} language switches")
+        here = next((lang for lang in site_build.LANGUAGES[1:] if relative.parts[0] == lang.folder),
+                    site_build.SOURCE)
+        text = path.read_text(encoding="utf-8")
+        items = list(MENU_ITEM.finditer(text))
+        if text.count('class="dropdown language-menu"') != 1:
+            problems.append(f"{relative}: {text.count('language-menu')} language menus")
+        if [(i["code"], i["text"]) for i in items] != [(e.code, e.name) for e in editions.EDITIONS]:
+            problems.append(f"{relative}: the menu lists {[(i['code'], i['text']) for i in items]}")
             continue
-        switch = switches[0]
-        code, name = ("en", "English") if portuguese else ("pt-BR", "Português")
-        if switch["hreflang"] != code or switch["lang"] != code or name not in switch["text"]:
-            problems.append(f"{relative}: {switch.group(0)!r}")
-        if urlsplit(switch["href"]).scheme or switch["href"].startswith("/"):
-            problems.append(f"{relative}: {switch['href']} is not relative")
-        target = (path.parent / switch["href"]).resolve()
-        counterpart = (site / relative.relative_to("pt-BR")) if portuguese else (site / "pt-BR" / relative)
-        other_home = site / "index.html" if portuguese else site / "pt-BR" / "index.html"
-        expected = counterpart if counterpart.is_file() and relative.name != "genindex.html" else other_home
-        if target != expected.resolve():
-            problems.append(f"{relative}: the switch opens {switch['href']} (expected {expected.relative_to(site)})")
-        same += target == counterpart.resolve()
-    assert not problems, "\n".join(problems)
-    assert same >= 2 * (len(NOTEBOOKS) + 2), f"only {same} pages switch to the same page in the other language"
+        inner = relative.relative_to(here.folder) if here.folder else relative
+        for item in items:
+            if item["hreflang"] != item["code"] or item["lang"] != item["code"]:
+                problems.append(f"{relative}: {item.group(0)!r}")
+            if urlsplit(item["href"]).scheme or item["href"].startswith("/"):
+                problems.append(f"{relative}: {item['href']} is not relative")
+            root = site / folders[item["code"]] if folders[item["code"]] else site
+            counterpart = root / inner
+            expected = counterpart if counterpart.is_file() else root / "index.html"
+            if (path.parent / item["href"]).resolve() != expected.resolve():
+                problems.append(f"{relative}: {item['code']} opens {item['href']} "
+                                f"(expected {expected.relative_to(site)})")
+            same += item["code"] != here.code and counterpart.is_file()
+            if ('aria-current="page"' in item.group(0)) != (item["code"] == here.code):
+                problems.append(f"{relative}: {item['code']} marked current wrongly")
+    assert not problems, "\n".join(problems[:40])
+    assert same >= 2 * (len(NOTEBOOKS) + 2), f"only {same} pages switch to the same page in another edition"
+
+
+def test_no_test_or_grading_marker_in_any_page(site: Path, pages: dict[Path, _Page]) -> None:
+    """nbval's and nbgrader's markers are the tests' and the grader's, not the reader's: staging leaves them out."""
+    found = [f"{p.relative_to(site)}: {m}" for p in pages
+             for code in re.findall(r'<div class="cell_input[^"]*">(.*?)</pre>', p.read_text(encoding="utf-8"),
+                                    re.DOTALL)
+             for m in MARKERS.findall(code)]
+    assert not found, "\n".join(found[:20])
+    assert MARKERS.search((ROOT / "notebooks" / "03_scaled_dot_product_attention.ipynb").read_text()), \
+        "the notebooks have no markers left to strip: this test would prove nothing"
+
+
+def test_every_page_has_a_description_and_a_card(site: Path, pages: dict[Path, _Page]) -> None:
+    """sphinxext-opengraph: a description, og:title/url/image on every page; the card is the site's own file."""
+    problems = []
+    for path in pages:
+        if path.name == "search.html":
+            continue
+        text = path.read_text(encoding="utf-8")
+        description = re.search(r'<meta name="description" content="([^"]*)"', text)
+        if not description or len(description.group(1)) < 40:
+            problems.append(f"{path.relative_to(site)}: description {description and description.group(1)!r}")
+        for prop in ("og:title", "og:url", "og:image", "og:description"):
+            if f'property="{prop}"' not in text:
+                problems.append(f"{path.relative_to(site)}: no {prop}")
+    assert not problems, "\n".join(problems[:30])
+    assert (site / "_static" / "card.png").is_file()
+    nb03 = (site / "notebooks" / "03_scaled_dot_product_attention.html").read_text()
+    card = re.search(r'<meta property="og:image" content="([^"]+)"', nb03).group(1)
+    assert card == URLS["Documentation"] + "_static/card.png", card
+
+
+def test_print_to_pdf_and_one_search_field(site: Path) -> None:
+    """The theme's download menu offers "Print to PDF" (site.css's print styles); one search field per page."""
+    for page in ["notebooks/03_scaled_dot_product_attention.html",
+                 "pt-BR/notebooks/03_scaled_dot_product_attention.html",
+                 "index.html", "api/mha_lib.mha.html"]:
+        text = (site / page).read_text()
+        assert "window.print()" in text, f"{page}: no print button"
+        fields = text.count('class="btn search-button-field')
+        assert fields == 1, f"{page}: {fields} search fields (the theme's top bar is back?)"
+    assert "@media print" in (site / "_static" / "site.css").read_text()
+
+
+def test_the_site_is_published_small(site: Path) -> None:
+    """MathJax once (the English site's), no unlinked jupyter_execute/, no general index."""
+    assert not list(site.rglob("jupyter_execute")), "MyST-NB's jupyter_execute/ is published"
+    mathjax = [p.relative_to(site) for p in site.rglob("tex-chtml.js")]
+    assert mathjax == [Path("_static/mathjax/tex-chtml.js")], mathjax
+    assert not list(site.rglob("genindex.html"))
+    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    assert size < 60e6, f"the site is {size / 1e6:.0f} MB"
 
 
 def test_pages_in_both_languages_name_each_other(site: Path) -> None:
