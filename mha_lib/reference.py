@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from mha_lib._validate import check_device
+from mha_lib.i18n import _
 from mha_lib.mha import MultiHeadAttention
 
 
@@ -138,7 +139,7 @@ def to_d2l_mha(mha: MultiHeadAttention, d2l: types.ModuleType | None = None) -> 
         raise ValueError("d2l.MultiHeadAttention has no causal mask: build the MultiHeadAttention with causal=False")
     has_bias = mha.W_query.bias is not None
     if not has_bias and bool(mha.out_proj.bias.ne(0).any()):
-        raise ValueError("with qkv_bias=False, d2l has no output bias: zero mha.out_proj.bias first")
+        raise ValueError(_("with qkv_bias=False, d2l has no output bias: zero mha.out_proj.bias first"))
     weight = mha.out_proj.weight
     ref = d2l.MultiHeadAttention(mha.d_out, mha.num_heads, mha.dropout.p, bias=has_bias)
     ref = ref.to(device=weight.device, dtype=weight.dtype)

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from mha_lib._validate import check_index, check_int, check_list, check_str
+from mha_lib.i18n import _
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -95,8 +96,9 @@ class Vocab:
         if self.unk_id is not None:
             return self.unk_id
         raise UnknownTokenError(
-            f"token {token!r} is not in the vocabulary ({len(self)} tokens) and the vocabulary has no {UNK};"
-            " build it with unk=True to map unknown tokens to <unk>"
+            _("token {token} is not in the vocabulary ({size} tokens) and the vocabulary has no {unk};"
+              " build it with unk=True to map unknown tokens to <unk>").format(
+                token=repr(token), size=len(self), unk=UNK)
         )
 
     def encode(self, tokens: Sequence[str]) -> list[int]:
@@ -172,7 +174,7 @@ def learn_bpe(words: Iterable[str], num_merges: int) -> list[tuple[str, str]]:
         check_str(f"words[{n}]", w, nonempty=True)
     corpus = Counter(tuple(w) + (END_OF_WORD,) for w in words)
     merges: list[tuple[str, str]] = []
-    for _ in range(num_merges):
+    for _merge in range(num_merges):
         pairs: Counter[tuple[str, str]] = Counter()
         for symbols, freq in corpus.items():
             for pair in zip(symbols, symbols[1:]):

@@ -141,14 +141,15 @@ def test_the_number_rule_catches_the_case_the_review_found() -> None:
 # --- English left in a translated edition -----------------------------------------------------------------------
 
 # English words that are not also words of the translated languages: finding one in what a Portuguese notebook
-# prints or draws means a line was left in English. (No "a", "as", "no", "do", "me", "se", "for"-like overlaps.)
+# prints or draws means a line was left in English. (No "a", "as", "no", "do", "me", "se", "for"-like overlaps, and
+# no "token", which the Portuguese glossary keeps.)
 ENGLISH = set("""
 the and with from that this these those than then when where which while what whose only every each both either
 not are was were been being has have had does did its their there here into onto over under after before between
 without within about above below again also just more most less least much many other another same such because
 should would could will shall can cannot must may might per one two three four five six seven eight nine ten
 first second third last next previous largest smallest lowest highest mean average median best worst
-head heads layer layers query queries key keys value values weight weights score scores loss losses token tokens
+head heads layer layers query queries key keys value values weight weights score scores loss losses
 sentence sentences word words position positions sequence sequences output outputs input inputs mask masks masked
 padding padded training trained untrained step steps table tables row rows column columns time memory saved kept
 shape shapes model models match matches matched equal equals change changes largest difference gradient gradients

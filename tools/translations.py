@@ -30,10 +30,7 @@ For each translated edition ``E`` of the table (``tools/editions.py``; pt-BR tod
    code changed is executed again; a markdown-only change keeps the outputs. ``E/student/`` is made from it exactly
    as ``make student`` makes ``student/`` (``tools/student_edition.py``), with the note and nbgrader's stubs in the
    edition's language.
-3. **The teacher's guide and notes.** ``teaching/*.md`` -> ``locale/<E.gettext>/teaching/*.po`` (one entry per
-   markdown block; fenced code is copied) -> ``E/teaching/*.md``, merged and written the same way. The pages the
-   table lists under the edition's ``teaching`` are translated in full (the test refuses an empty entry there); the
-   others show English where an entry is empty.
+3. **The teacher's guide and notes** (``tools/teaching_catalogs.py``): ``teaching/*.md`` -> ``E/teaching/*.md``.
 """
 
 from __future__ import annotations
@@ -50,38 +47,41 @@ import nbformat
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The parity tests read some of these through this module (``translations as tr``): hence the unused ones.
+from catalog_rules import (  # noqa: E402, F401
+    REPOSITORY,
+    ROOT,
+    header,
+    relocate_links,
+    string_problems,
+    structure_problems,
+    translations,
+    with_stubs,
+)
 from code_strings import (  # noqa: E402
-    escapes,
     is_ipython,  # noqa: F401 - the parity test reads code cells through this module
     is_words,
     literals,
-    placeholders,
+    placeholders,  # noqa: F401 - likewise
     python_tokens,
     replace_literals,
-    split_literal,
 )
 from editions import SOURCE, TRANSLATED, Edition, get  # noqa: E402
 from student_edition import ref_of, student_notebook  # noqa: E402
+from teaching_catalogs import (  # noqa: E402, F401
+    TEACHING,
+    merged_teaching_catalog,
+    teaching_catalog_path,
+    teaching_entries,
+    teaching_problems,
+    translated_teaching,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
 COMMENT = "comment"  # the msgctxt suffix of a code comment's entry
 STRING = "string"  # the msgctxt suffix of a code string's entry
 # Comments that are instructions to a tool, not words for the reader: never translated.
 PRAGMA = re.compile(r"^#+\s*(NBVAL_|noqa|type:|fmt:|pragma|ruff:|BEGIN |END |YOUR CODE|AUTOTEST)|noqa")
-REPOSITORY = "mha-course/multi-head-attention"
 SETUP_CALL = re.compile(r"\bsetup\(seed=(\d+)\)")
-
-
-def header(edition: Edition) -> dict[str, str]:
-    """The PO header of ``edition``'s catalogs."""
-    return {
-        "Project-Id-Version": "multi-head-attention",
-        "Language": edition.gettext,
-        "MIME-Version": "1.0",
-        "Content-Type": "text/plain; charset=UTF-8",
-        "Content-Transfer-Encoding": "8bit",
-        "Plural-Forms": edition.plural_forms,
-    }
 
 
 # --- What a notebook says: the entries of its catalog ------------------------------------------------------------
@@ -192,118 +192,7 @@ def merged_catalog(notebook: Path, old: polib.POFile | None, edition: Edition | 
     return po
 
 
-# --- What a translation must keep -------------------------------------------------------------------------------
-
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$[^$]+?\$", re.S)  # inline maths may span lines
-_TARGET = re.compile(r"\]\(([^)\s]+)\)|(?:src|href)=\"([^\"]+)\"")
-_MARKER = re.compile(r"<!--\s*(/?teacher|student:)")
-
-
-def _headings(text: str) -> list[str]:
-    outside = re.sub(r"```.*?```", "", text, flags=re.S)
-    return [m.group(1) for m in re.finditer(r"^(#{1,6}) ", outside, re.M)]
-
-
-def kept(text: str) -> dict[str, list[str]]:
-    """What a translation of ``text`` must keep unchanged: code spans, maths, link targets, headings, markers."""
-    return {
-        "code spans": sorted(m.group(2).strip() for m in _CODE_SPAN.finditer(text)),
-        "maths": sorted(m.group(0) for m in _MATH.finditer(_CODE_SPAN.sub("", text))),
-        "link targets": sorted(a or b for a, b in _TARGET.findall(text)),
-        "heading levels": _headings(text),
-        "teacher/student markers": [m.group(1) for m in _MARKER.finditer(text)],
-        "code blocks": [b.strip() for b in re.findall(r"```[^\n]*\n(.*?)```", text, re.S)],
-    }
-
-
-def structure_problems(english: str, translation: str) -> list[str]:
-    """How ``translation`` fails to keep what ``english`` holds besides its words (empty: it keeps all)."""
-    problems = []
-    want, got = kept(english), kept(translation)
-    for what in want:
-        if want[what] != got[what]:
-            lost = [x for x in want[what] if x not in got[what]]
-            added = [x for x in got[what] if x not in want[what]]
-            problems.append(f"{what} differ: English only {lost[:3]}, translation only {added[:3]}")
-    return problems
-
-
-def string_problems(source: str, msgid: str, msgstr: str) -> list[str]:
-    """How ``msgstr`` fails as the translation of the literal ``msgid`` of the code cell ``source`` (empty: fine).
-
-    It keeps the placeholders (an f-string's ``{...}`` fields, a plain string's format fields and ``%`` specs) and
-    the escapes (``\\n``...) verbatim, and it still makes one string literal with the English prefix and quotes.
-    """
-    problems = []
-    for literal in literals(source):
-        if literal.body != msgid:
-            continue
-        want, got = placeholders(msgid, literal.is_f), placeholders(msgstr, literal.is_f)
-        if want != got:
-            problems.append(f"placeholders differ: English {want}, translation {got}")
-        if escapes(msgstr) != escapes(msgid):
-            problems.append(f"escapes differ: English {escapes(msgid)}, translation {escapes(msgstr)}")
-        text = f"{literal.prefix}{literal.quote}{msgstr}{literal.quote}"
-        tokens = [t for t in (python_tokens(text) or []) if t.type not in (tokenize.NEWLINE, tokenize.ENDMARKER)]
-        if len(tokens) != 1 or tokens[0].type != tokenize.STRING or split_literal(tokens[0].string)[2] != msgstr:
-            problems.append(f"not one string literal between {literal.quote}: {msgstr[:60]!r}")
-        break
-    else:
-        problems.append("no such string literal in the cell")
-    return problems
-
-
 # --- The edition --------------------------------------------------------------------------------------------------
-
-def translations(po: polib.POFile) -> dict[tuple[str, str], str]:
-    """``(msgctxt, msgid) -> msgstr`` for every entry translated and not fuzzy (gettext uses no other)."""
-    return {(e.msgctxt, e.msgid): e.msgstr for e in po if e.translated() and not e.obsolete}
-
-
-_LINK = re.compile(r"(\]\(|src=\"|href=\")([^)\"\s]+)")
-
-
-def relocate_links(markdown: str, edition: Edition | None = None) -> str:
-    """``markdown``'s links as seen from ``E/notebooks/`` (or ``E/student/``): the translated edition's.
-
-    Badges and GitHub links to ``notebooks/`` and ``student/`` open the edition's, and a code span naming
-    one of those folders names the edition's; a relative link to another
-    notebook, or to ``../student``, stays in the edition; any other relative path gains a ``../``, and the README
-    is the edition's (``README.pt-BR.md``).
-    """
-    edition = edition or TRANSLATED[0]
-    code = edition.code
-    markdown = (markdown
-                .replace(f"{REPOSITORY}/blob/main/notebooks/", f"{REPOSITORY}/blob/main/{code}/notebooks/")
-                .replace(f"{REPOSITORY}/blob/main/student/", f"{REPOSITORY}/blob/main/{code}/student/")
-                .replace("?labpath=notebooks%2F", f"?labpath={code}%2Fnotebooks%2F")
-                .replace("?labpath=student%2F", f"?labpath={code}%2Fstudent%2F"))
-    markdown = re.sub(r"`(notebooks|student)/", rf"`{code}/\1/", markdown)  # the folders, named in code spans
-
-    def fix(match: re.Match[str]) -> str:
-        opening, target = match.groups()
-        if re.match(r"^[a-z]+:|^#", target) or not target.startswith("../"):
-            return match.group(0)
-        if re.match(r"^\.\./(student|notebooks)(/|$)", target):
-            return match.group(0)
-        if re.match(r"^\.\./README\.md(#|$)", target):
-            target = target.replace("README.md", edition.readme)
-        return opening + "../" + target
-
-    return _LINK.sub(fix, markdown)
-
-
-def with_stubs(text: str, edition: Edition) -> str:
-    """``text`` naming nbgrader's stubs as the edition's student copies show them (``locale/editions.toml``).
-
-    The catalogs keep the English stubs in their code spans (the structure test compares code spans); the
-    edition's notebooks, student note and student copies show the edition's own.
-    """
-    for english, translated in ((SOURCE.code_stub, edition.code_stub), (SOURCE.text_stub, edition.text_stub)):
-        text = text.replace(english.split("\n")[0], translated.split("\n")[0])
-    return text
-
 
 def setup_source(source: str, edition: Edition) -> str:
     """The setup cell's code in ``edition``: ``setup(seed=42)`` becomes ``setup(seed=42, language="pt-BR")``."""
@@ -362,148 +251,6 @@ def student_text(teacher_copy: Path, ref: str, edition: Edition | None = None) -
     nb = student_notebook(teacher_copy, ref=ref, edition=f"{edition.code}/", words=kit_words(edition),
                           name=teacher_copy.stem, code_stub=edition.code_stub, text_stub=edition.text_stub)
     return nbformat.writes(nb) + "\n"
-
-
-# --- The teacher's guide and notes -------------------------------------------------------------------------------
-
-TEACHING = ROOT / "teaching"
-
-
-def markdown_segments(text: str) -> list[tuple[str, str]]:
-    """``text`` as ``(kind, text)`` segments that join back to it with newlines: "text" blocks (a paragraph, a list,
-    a table, a heading), "code" blocks (a fenced block, kept whole) and "blank" lines."""
-    segments: list[tuple[str, str]] = []
-    block: list[str] = []
-    fence = None
-
-    def flush() -> None:
-        if block:
-            segments.append(("text", "\n".join(block)))
-            block.clear()
-
-    for line in text.split("\n"):
-        opening = re.match(r"^\s*(```+|~~~+)", line)
-        if fence is not None:
-            block.append(line)
-            if opening and opening.group(1).startswith(fence):
-                segments.append(("code", "\n".join(block)))
-                block.clear()
-                fence = None
-        elif opening:
-            flush()
-            fence = opening.group(1)
-            block.append(line)
-        elif not line.strip():
-            flush()
-            segments.append(("blank", line))
-        else:
-            block.append(line)
-    if fence is not None:
-        segments.append(("code", "\n".join(block)))
-    else:
-        flush()
-    return segments
-
-
-def _slug(heading: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-") or "top"
-
-
-def teaching_entries(text: str) -> list[tuple[str, str]]:
-    """``(msgctxt, msgid)`` of each block of a teaching file to translate: ``msgctxt`` is its section (the slug of
-    the heading above it) and its place there ("grading-with-nbgrader 3"); fenced code is kept, not translated."""
-    found, section, place = [], "top", 0
-    for kind, block in markdown_segments(text):
-        if kind != "text":
-            continue
-        heading = re.match(r"^#{1,6} (.*)", block)
-        if heading and "\n" not in block:
-            section, place = _slug(heading.group(1)), 0
-        found.append((f"{section} {place}", block))
-        place += 1
-    return found
-
-
-def teaching_catalog_path(edition: Edition, page: Path) -> Path:
-    return edition.catalogs / "teaching" / f"{page.stem}.po"
-
-
-def merged_teaching_catalog(page: Path, old: polib.POFile | None, edition: Edition) -> polib.POFile:
-    """The catalog of the teaching file ``page``, merged as ``msgmerge`` would: a block that moved keeps its
-    translation; a block whose English changed keeps the old one, fuzzy; a new block arrives empty."""
-    po = polib.POFile(wrapwidth=0)
-    po.metadata = header(edition)
-    if old is not None:
-        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
-        po.header = old.header
-    live = [e for e in old if not e.obsolete] if old is not None else []
-    exact = {(e.msgctxt, e.msgid): e for e in live}
-    by_text = {e.msgid: e for e in live if e.msgstr and "fuzzy" not in e.flags}
-    used: set[int] = set()
-    where = f"teaching/{page.name}"
-    for ctxt, msgid in teaching_entries(page.read_text(encoding="utf-8")):
-        entry = polib.POEntry(msgctxt=ctxt, msgid=msgid, msgstr="", occurrences=[(where, ctxt.split()[0])])
-        before = exact.get((ctxt, msgid)) or by_text.get(msgid)
-        if before is not None:
-            entry.msgstr, entry.flags = before.msgstr, list(before.flags)
-            entry.previous_msgid, entry.tcomment = before.previous_msgid, before.tcomment
-            used.add(id(before))
-        else:
-            candidates = [e for e in live if e.msgctxt == ctxt and id(e) not in used and e.msgstr]
-            best = max(candidates, key=lambda e: difflib.SequenceMatcher(None, e.msgid, msgid).ratio(), default=None)
-            if best is not None and difflib.SequenceMatcher(None, best.msgid, msgid).ratio() >= 0.5:
-                entry.msgstr, entry.flags = best.msgstr, ["fuzzy"]
-                entry.previous_msgid = best.previous_msgid if "fuzzy" in best.flags else best.msgid
-                used.add(id(best))
-        po.append(entry)
-    for e in live:
-        if id(e) not in used and e.msgstr:
-            e.obsolete = True
-            po.append(e)
-    return po
-
-
-def relocate_teaching_links(markdown: str, edition: Edition) -> str:
-    """A teaching block's links as seen from ``E/teaching/``: the edition's notebooks, student copies, README and
-    install page; any other path outside ``teaching/`` one folder further up."""
-    markdown = relocate_links(markdown, edition)  # ../notebooks, ../student stay (the edition's); others gain ../
-    markdown = re.sub(r"(\]\(|src=\"|href=\")((?:\.\./)+)INSTALL\.md", rf"\1\2{edition.install}", markdown)
-    # a file of teaching/ that is not a translated page (nbgrader_config.py) is the English folder's
-    return re.sub(r"(\]\(|src=\"|href=\")(?![a-z]+:|#|\.\./|/)([^)\"\s#]+)",
-                  lambda m: m.group(0) if m.group(2).endswith(".md") else f"{m.group(1)}../../teaching/{m.group(2)}",
-                  markdown)
-
-
-def translated_teaching(page: Path, po: polib.POFile, edition: Edition) -> str:
-    """``E/teaching/<page>``: each translated block in place (an empty or fuzzy one keeps the English)."""
-    words = translations(po)
-    out, section, place = [], "top", 0
-    for kind, block in markdown_segments(page.read_text(encoding="utf-8")):
-        if kind == "text":
-            heading = re.match(r"^#{1,6} (.*)", block)
-            if heading and "\n" not in block:
-                section, place = _slug(heading.group(1)), 0
-            block = with_stubs(relocate_teaching_links(words.get((f"{section} {place}", block), block), edition),
-                               edition)
-            place += 1
-        out.append(block)
-    return "\n".join(out)
-
-
-_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
-
-
-def numbers(text: str) -> list[str]:
-    """The numbers of ``text``, thousands commas dropped (``1,297`` and ``1297`` are one number), sorted."""
-    return sorted(n.replace(",", "") for n in _NUMBER.findall(_CODE_SPAN.sub("", text)))
-
-
-def teaching_problems(english: str, translation: str) -> list[str]:
-    """What a teaching block's translation loses: its structure (``structure_problems``) and its numbers."""
-    problems = structure_problems(english, translation)
-    if numbers(english) != numbers(translation):
-        problems.append(f"numbers differ: English {numbers(english)}, translation {numbers(translation)}")
-    return problems
 
 
 # --- make translations ----------------------------------------------------------------------------------------------
