@@ -26,6 +26,7 @@ from playwright.sync_api import Browser, Page, Route  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import deck_cut  # noqa: E402
 import slides  # noqa: E402
 from test_jupyterlab import TOKEN, _open, browser, lab  # noqa: E402, F401 (fixtures shared with the lab test)
 
@@ -150,8 +151,8 @@ def test_every_slide_fits_the_canvas(decks: Path, offline_page, path: Path) -> N
             for s in shown if s["height"] > canvas + 1]
     assert not tall, f"{len(tall)} of {len(shown)} (sub)slides taller than the {canvas} px canvas:\n" + "\n".join(tall)
     notes = " ".join(s["notes"] for s in shown)
-    note = slides.teachers_note(path)
-    pauses = slides.pause_questions(note) if note else []
+    note = deck_cut.teachers_note(path)
+    pauses = deck_cut.pause_questions(note) if note else []
     assert notes.count("Pause for a question:") == len(pauses), "a walkthrough pause missing from the notes"
     assert not outside
 
