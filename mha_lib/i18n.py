@@ -30,7 +30,7 @@ from functools import cache
 from importlib.resources import files
 
 __all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "N_", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
-           "key_name", "language", "ngettext", "set_language"]
+           "key_name", "language", "ngettext", "set_language", "translate"]
 
 DOMAIN = "mha_lib"
 """gettext's domain: the catalogs are ``mha_lib/locale/<gettext>/LC_MESSAGES/mha_lib.po`` and ``.mo``."""
@@ -131,9 +131,12 @@ def language(code: str) -> Iterator[None]:
         _current = before
 
 
-def _(message: str) -> str:
-    """``message`` in the current language (itself in English, or when its catalog lacks it)."""
+def translate(message: str) -> str:
+    """``message`` in the current language (itself in English, or when its catalog lacks it); ``_`` for short."""
     return _translations(_current).gettext(message)
+
+
+_ = translate  # gettext's conventional short name, which the catalog tool looks for
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
