@@ -49,3 +49,9 @@ __all__ = [
     "valid_lens_mask",
     "value_checks",
 ]
+
+# The value-check switch lives in the private _validate (the door's checks read it); it is the package's public API,
+# so it is documented as the package's own.
+for _public in (set_value_checks, value_checks):
+    _public.__module__ = __name__
+del _public
