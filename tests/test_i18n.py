@@ -32,7 +32,10 @@ def _english_after() -> object:
 
 def test_the_library_speaks_every_edition_of_the_table() -> None:
     """locale/editions.toml lists the editions; the library has a catalog for each (and for nothing else)."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
 
     table = tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
     assert set(i18n.available_languages()) == {row["code"] for row in table}
@@ -124,7 +127,10 @@ def test_the_catalogs_are_the_languages() -> None:
 
 def test_the_package_data_carries_the_compiled_catalog() -> None:
     """pyproject's package-data names the .mo, so a wheel (and an installed mha_lib) speaks Portuguese too."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mha_lib"]
     mo = PO.with_suffix(".mo").relative_to(ROOT / "mha_lib")

@@ -38,7 +38,10 @@ def _languages() -> list[str]:
 
 def _editions() -> list[str]:
     """The editions of locale/editions.toml other than English: the diagrams are drawn in each of them."""
-    import tomllib
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
 
     return [row["code"] for row in tomllib.loads((ROOT / "locale" / "editions.toml").read_text())["edition"]
             if row["code"] != "en"]
