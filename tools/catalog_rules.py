@@ -33,6 +33,17 @@ def header(edition: Edition) -> dict[str, str]:
     }
 
 
+def new_catalog(edition: Edition, old: polib.POFile | None) -> tuple[polib.POFile, list[polib.POEntry]]:
+    """An empty catalog with ``edition``'s header (and ``old``'s own header lines kept), and ``old``'s live
+    (not obsolete) entries: the start of every merge, for the notebooks' catalogs and the guide's."""
+    po = polib.POFile(wrapwidth=0)
+    po.metadata = header(edition)
+    if old is not None:
+        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
+        po.header = old.header
+    return po, [e for e in old if not e.obsolete] if old is not None else []
+
+
 # --- What a translation must keep -------------------------------------------------------------------------------
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)

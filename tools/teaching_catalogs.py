@@ -14,7 +14,7 @@ from pathlib import Path
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from catalog_rules import _CODE_SPAN, ROOT, header, relocate_links, structure_problems, translations, with_stubs  # noqa: E402
+from catalog_rules import _CODE_SPAN, ROOT, new_catalog, relocate_links, structure_problems, translations, with_stubs  # noqa: E402
 from editions import Edition  # noqa: E402
 
 # --- The teacher's guide and notes -------------------------------------------------------------------------------
@@ -84,12 +84,7 @@ def teaching_catalog_path(edition: Edition, page: Path) -> Path:
 def merged_teaching_catalog(page: Path, old: polib.POFile | None, edition: Edition) -> polib.POFile:
     """The catalog of the teaching file ``page``, merged as ``msgmerge`` would: a block that moved keeps its
     translation; a block whose English changed keeps the old one, fuzzy; a new block arrives empty."""
-    po = polib.POFile(wrapwidth=0)
-    po.metadata = header(edition)
-    if old is not None:
-        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
-        po.header = old.header
-    live = [e for e in old if not e.obsolete] if old is not None else []
+    po, live = new_catalog(edition, old)
     exact = {(e.msgctxt, e.msgid): e for e in live}
     by_text = {e.msgid: e for e in live if e.msgstr and "fuzzy" not in e.flags}
     used: set[int] = set()

@@ -52,6 +52,7 @@ from catalog_rules import (  # noqa: E402, F401
     REPOSITORY,
     ROOT,
     header,
+    new_catalog,
     relocate_links,
     string_problems,
     structure_problems,
@@ -149,12 +150,7 @@ def merged_catalog(notebook: Path, old: polib.POFile | None, edition: Edition | 
     """The catalog of ``notebook`` with ``old``'s translations carried over, as ``msgmerge`` would."""
     edition = edition or TRANSLATED[0]
     nb = nbformat.read(notebook, as_version=4)
-    po = polib.POFile(wrapwidth=0)
-    po.metadata = header(edition)
-    if old is not None:
-        po.metadata.update({k: v for k, v in old.metadata.items() if k not in po.metadata})
-        po.header = old.header
-    live = [e for e in old if not e.obsolete] if old is not None else []
+    po, live = new_catalog(edition, old)
     exact = {(e.msgctxt, e.msgid): e for e in live}
     used: set[int] = set()
     where = f"notebooks/{notebook.name}"
