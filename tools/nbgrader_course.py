@@ -225,7 +225,9 @@ def parse_dues(dues: list[str]) -> list[tuple[str, str]]:
     for item in dues:
         key, _, when = item.partition("=")
         try:
-            date = datetime.fromisoformat(when.strip().replace(" ", "T", 1))
+            text = when.strip().replace(" ", "T", 1)
+            # Python 3.10's fromisoformat does not read the "Z" suffix that 3.11 does
+            date = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
             raise ValueError(f"--due {item!r}: write NN=DATE, the date as 2027-02-08T09:00+01:00") from None
         if date.tzinfo is None:
