@@ -242,3 +242,13 @@ def test_skip_native_leaves_out_the_set_make_test_already_ran(monkeypatch: pytes
     assert cpu_kernels.main(["--jobs", "2", "--skip-native"]) == 0
     assert [name for name, _ in ran] == ["default"]
     assert "SKIPPED kernel set avx2: it is this CPU's own run" in capsys.readouterr().out
+
+
+def test_list_names_the_sets_ci_hands_out_and_runs_none(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """``--list`` (CI gives each set's notebooks to another job): the sets a run would take, nothing run."""
+    ran = _fake_runs(monkeypatch, ["default", "avx2"], set())  # an AVX2-only CPU: its own run is avx2
+    assert cpu_kernels.main(["--list", "--skip-native"]) == 0
+    assert capsys.readouterr().out.split() == ["default"]
+    assert cpu_kernels.main(["--list", "--sets", "avx512,avx2,default"]) == 0
+    assert capsys.readouterr().out.split() == ["avx2", "default"], "a set above this CPU is left out"
+    assert ran == []

@@ -8,7 +8,8 @@ instead of GitHub's. Then every notebook of ``student/`` runs top to bottom in a
 errors allowed are the check cells' "not attempted yet" (``CheckFailed``, in cells tagged ``raises-exception``).
 ``MHA_STUDENT_FOLDERS`` (comma-separated, default ``student``) chooses the student copies: CI runs the translated
 editions' (``pt-BR/student``...), whose code is the English copies' token for token (the parity test), while the
-English ones run under Colab's runtime in ``make test-kit``, so that each edition's copies run once.
+English ones run under nbgrader in ``make test-kit`` (its untouched submissions), so that each edition's copies run
+once.
 The Windows lines cannot run here; a fast test checks that they install the same packages.
 """
 

@@ -24,7 +24,8 @@ provisional export, and once every answer is marked the export carries the roste
 
 ``nbgrader validate`` (the Validate button) runs on three submissions of VALIDATED (03): untouched and wrong must
 fail, right (the filled release) must pass. ``MHA_KIT_ONLY="03 12"`` limits the whole test to those notebooks.
-The scores are printed. The other half of `make test-kit` runs the student copies on the Colab simulation.
+The scores are printed. Every notebook is graded, so the untouched submissions run every English student copy top
+to bottom (the release is the student edition): the proof that they run, which CI makes only here.
 """
 
 from __future__ import annotations

@@ -100,8 +100,13 @@ def test_d2l_is_installed_without_its_pins_everywhere() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
-    for target in ("test-seeds", "test-cpus", "test-browser", "test-colab", "test-python$v", "test-lowest"):
+    for target in ("test-seeds", "test-browser", "test-site", "test-colab", "test-kit", "test-install"):
         assert f"make --no-print-directory {target}" in ci, f".ci/run runs make {target}"
+    # make test-cpus's kernel sets and every edition's notebooks go to the other-Python jobs (make test-python3.N,
+    # make test-lowest), which run every test first
+    assert "tools/cpu_kernels.py --list --skip-native" in ci and 'RUNS+=("-:$code/notebooks")' in ci
+    assert 'make --no-print-directory "$target" "PYTEST_ARGS=-p no:xdist tests"' in ci
+    assert all(f"SLOTS+=(\"{job}" in ci for job in ("test-python$v", "test-lowest"))
     readme = (ROOT / "README.md").read_text()
     assert readme.index("make lab") < readme.index("## ") and readme.index("make test") < readme.index("## ")
 

@@ -357,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell")
     parser.add_argument("--build-only", action="store_true", help="only build the Colab venv (CI does it early)")
-    parser.add_argument("--student", action="store_true", help="run the student edition, student/ (make test-kit)")
+    parser.add_argument("--student", action="store_true",
+                        help="run the student edition, student/ (by hand; make test-kit runs it under nbgrader)")
     parser.add_argument("--write-requirements", action="store_true",
                         help=f"write {REQUIREMENTS.name} from {FREEZE.relative_to(ROOT)}, and stop")
     args = parser.parse_args(argv)

@@ -13,6 +13,9 @@ verbose line names an instruction set: on Intel CPUs) must stay within it. No se
 bit (MKL also picks code by CPU vendor, and ARM has kernels of its own): the notebooks print what is stable,
 rounded, and keep the rest in ignored cells beside asserts with margins.
 
+``--list`` prints the sets a run would take (after ``--sets`` and ``--skip-native``) and runs none: CI hands them
+out to its other-Python jobs, one set's notebooks to each (``.ci/run``).
+
 ``--skip-native`` (CI) leaves out the set that is exactly what this CPU runs by itself (``avx2`` on an AVX2-only
 CPU): ``make test`` has just run every notebook strictly with those kernels. On a CPU with AMX no set is.
 
@@ -245,11 +248,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--logs", type=Path, help="folder for each set's log (default: a temporary one)")
     parser.add_argument("--skip-native", action="store_true",
                         help="skip the set that is exactly this CPU's own run (CI: `make test` ran it)")
+    parser.add_argument("--list", action="store_true",
+                        help="print the sets that would run, space-separated, and run none (CI hands them out)")
     args, pytest_args = parser.parse_known_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     native = native_probe()
     available = offered(native["capability"])
+    if args.list:
+        skipped = same_as_native(native) if args.skip_native else None
+        chosen = args.sets.split(",") if args.sets else available
+        print(" ".join(s for s in chosen if s in available and s != skipped))
+        return 0
     wanted = args.sets.split(",") if args.sets else available
     unknown = [s for s in wanted if s not in KERNEL_SETS]
     if unknown:
