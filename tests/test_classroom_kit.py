@@ -707,3 +707,17 @@ def test_the_guides_own_hidden_case_runs_and_catches_a_bug(capsys: pytest.Captur
 
     with pytest.raises(CheckFailed, match="the last key is padding"):
         exec(code, {"masked_softmax_by_hand": right_but_on_four_keys})
+
+
+def test_the_teaching_extra_sets_up_a_course_in_a_translated_edition() -> None:
+    """The documented install ("teaching" extra) has what ``nbgrader_course.py --edition pt-BR`` imports: the kit's
+    words come from the edition's catalog, read with polib (field notes: a Portuguese course stopped on it)."""
+    import importlib.util
+
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    teaching = re.search(r"^teaching = \[(.*?)\]", text, re.M).group(1)
+    extra = {re.match(r'"([A-Za-z0-9_.-]+)', item.strip()).group(1) for item in teaching.split(",") if item.strip()}
+    tool = (ROOT / "tools" / "translations.py").read_text(encoding="utf-8")
+    third_party = {"polib"} & set(re.findall(r"^import (\w+)", tool, re.M))
+    assert third_party == {"polib"} and third_party <= extra, f"the teaching extra lacks {third_party - extra}"
+    assert importlib.util.find_spec("polib") is not None
