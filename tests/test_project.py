@@ -257,3 +257,13 @@ def test_no_script_holds_two_jobs(folder: str) -> None:
         name = path.relative_to(ROOT).as_posix()
         lines = len(path.read_text().splitlines())
         assert lines <= 400 or name in LONG_SCRIPTS_PENDING, f"{name} has {lines} lines: split it by job"
+
+
+def test_contributing_says_what_each_ci_job_proves() -> None:
+    """Issue 42: CONTRIBUTING's table names every job of .ci/run (the run prints the same table with its times)."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    section = (ROOT / "CONTRIBUTING.md").read_text().split("## CI: what each step proves")[1].split("\n## ")[0]
+    jobs = set(re.findall(r'"(test-[a-z0-9.-]+):', ci)) | {f"test-python{v}" for v in ("3.10", "3.12", "3.13")}
+    assert {"test-seeds", "test-kit", "test-lowest"} <= jobs
+    missing = [job for job in sorted(jobs) if f"`make {job}`" not in section and f"`{job}`" not in section]
+    assert not missing, f"CONTRIBUTING's CI table misses {missing}"
