@@ -334,6 +334,11 @@ def test_prune_heads_removes_every_head_once(by: str) -> None:
         full = float(toy.task_loss(model, batch, scored=True))
         none = float(toy.task_loss(model, batch, scored=True, head_gates=torch.zeros(2, 2)))
     assert curve["loss"].iloc[0] == pytest.approx(full) and curve["loss"].iloc[-1] == pytest.approx(none)
+    gates = torch.ones(2, 2)
+    for k, (layer, head) in enumerate(removed, start=1):  # every row: the loss with its heads removed, exactly
+        gates[layer, head] = 0.0
+        with torch.no_grad():
+            assert curve["loss"].iloc[k] == float(toy.task_loss(model, batch, scored=True, head_gates=gates)), k
     if by == "ablation":
         first = toy.head_table({"dL": toy.ablation_scores(model, batch)})["dL"].idxmin()  # (layer, head)
         assert removed[0] == first

@@ -149,11 +149,14 @@ def _prune(model: TinyTransformer, batch: TaskBatch, *, by: str, scored: bool, o
                 trial[layer, head] = 0.0
                 losses[layer, head] = float(task_loss(model, batch, scored=scored, head_gates=trial))
             pick = min(alive, key=losses.__getitem__)
+            gates[pick] = 0.0
+            loss = losses[pick]  # the trial that removed `pick` ran with exactly these gates
         else:
             with torch.enable_grad():
                 score = gradient_scores(model, batch, scored=scored, head_gates=gates, one_pass=one_pass)  # (L, h)
             pick = min(alive, key=lambda lh: float(score[lh]))
-        gates[pick] = 0.0
-        rows.append((k, *pick, float(task_loss(model, batch, scored=scored, head_gates=gates))))
+            gates[pick] = 0.0
+            loss = float(task_loss(model, batch, scored=scored, head_gates=gates))
+        rows.append((k, *pick, loss))
     table = pd.DataFrame(rows, columns=["heads removed", "layer", "head", "loss"]).set_index("heads removed")
     return table.astype({"layer": "Int64", "head": "Int64"})
