@@ -267,3 +267,10 @@ def test_contributing_says_what_each_ci_job_proves() -> None:
     assert {"test-seeds", "test-kit", "test-lowest"} <= jobs
     missing = [job for job in sorted(jobs) if f"`make {job}`" not in section and f"`{job}`" not in section]
     assert not missing, f"CONTRIBUTING's CI table misses {missing}"
+
+
+def test_ci_counts_its_cores_before_phase_two_goes_single_threaded() -> None:
+    """GNU nproc reports OMP_NUM_THREADS when it is set: counted after phase 2 exports it, CI ran one job at a time."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 0 <= ci.index("CORES=$(nproc)") < ci.index("export OMP_NUM_THREADS=1")
+    assert ci.count("nproc") == 1
