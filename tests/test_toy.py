@@ -139,6 +139,25 @@ def test_model_rejects_bad_inputs() -> None:
 # ------------------------------------------------------------------------------------------ training
 
 
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+def test_adamw_steps_exactly_as_torch_optim_adamw(weight_decay: float) -> None:
+    """toy.AdamW is torch.optim.AdamW's update written out: the same weights to the last bit after 30 steps."""
+    models = [_model(), _model()]
+    task = functools.partial(toy.induction_task, length=10, vocab_size=12, max_period=5)
+    optimizers = [toy.AdamW(models[0].parameters(), lr=1e-2, weight_decay=weight_decay),
+                  torch.optim.AdamW(models[1].parameters(), lr=1e-2, weight_decay=weight_decay)]
+    for step in range(30):
+        batch = task(8, generator=torch.Generator().manual_seed(step))
+        for model, optimizer in zip(models, optimizers):
+            optimizer.zero_grad()
+            toy.task_loss(model, batch).backward()
+            optimizer.step()
+    for (name, ours), theirs in zip(models[0].state_dict().items(), models[1].state_dict().values()):
+        assert torch.equal(ours, theirs), name
+    start = _model().state_dict()
+    assert any(not torch.equal(value, start[name]) for name, value in models[0].state_dict().items())  # it trained
+
+
 def test_train_is_deterministic_and_restores_the_thread_count() -> None:
     task = functools.partial(toy.induction_task, length=10, vocab_size=12, max_period=5)
     threads = torch.get_num_threads()

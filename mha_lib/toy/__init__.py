@@ -8,6 +8,7 @@
   trace); ``model.patch_head((layer, head), fn)`` replaces one head's output, e.g. to ablate it.
 * ``toy.training``: ``train`` (AdamW, deterministic for a given seed, on the model's device; returns the loss
   history), ``task_loss``, ``accuracy``.
+* ``toy.adamw``: ``AdamW``, the optimizer ``train`` steps with (``torch.optim.AdamW``'s update written out).
 * ``toy.detectors``: head detectors (previous-token, induction, mirror, BOS share) and a table of them: ``head_scores``.
 * ``toy.importance``: zero-ablation, the gradient score ``|dL/d gate|`` (Michel et al., 2019) per sequence (one
   backward pass each, or all in one pass: ``sequence_gate_gradients``), greedy pruning.
@@ -19,6 +20,7 @@ batch to the model's device. Token ids outside the model's vocabulary, a non-fin
 mismatch raise a ``ValueError`` that says so.
 """
 
+from mha_lib.toy.adamw import AdamW
 from mha_lib.toy.detectors import (
     bos_share,
     head_labels,
@@ -42,6 +44,7 @@ from mha_lib.toy.training import accuracy, task_loss, train, uniform_loss
 
 __all__ = [
     "BOS",
+    "AdamW",
     "Block",
     "BlockTrace",
     "TaskBatch",

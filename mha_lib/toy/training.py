@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from mha_lib._validate import _got, check_int
+from mha_lib.toy.adamw import AdamW
 from mha_lib.toy.model import TinyTransformer, _on_model
 from mha_lib.toy.tasks import TaskBatch, TaskFn
 
@@ -69,7 +70,8 @@ def train(
 ) -> pd.DataFrame:
     """Train ``model`` with AdamW on fresh batches ``task(batch_size, generator=g)``; returns the loss history.
 
-    The history has one row per step: ``loss`` (the training objective, every position) and
+    The optimizer is ``toy.adamw.AdamW``: ``torch.optim.AdamW``'s update, bit for bit, without its import of
+    ``torch._dynamo``. The history has one row per step: ``loss`` (the training objective, every position) and
     ``scored loss`` (on ``batch.scored`` positions, e.g. repeated tokens). Batches are drawn on the CPU
     and moved to the model's device. The same seed, model initialisation and ``threads`` give the same
     history on a CPU; ``threads`` is restored afterwards. ``progress``: see ``_progress_bar`` (None: a bar
@@ -96,7 +98,7 @@ def train(
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             g = torch.Generator().manual_seed(seed)
-            optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+            optimizer = AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)  # torch.optim.AdamW's steps
             history = []
             model.train()
             bar = _progress_bar(steps, desc, progress)
@@ -105,7 +107,7 @@ def train(
                 logits = model(batch.inputs)  # (B, T, V)
                 losses = F.cross_entropy(logits.transpose(1, 2), batch.targets, reduction="none")  # (B, T)
                 loss = losses.mean()
-                optimizer.zero_grad(set_to_none=True)
+                optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 history.append((loss.item(), losses.detach()[batch.scored].mean().item()))
