@@ -105,7 +105,9 @@ def test_ci_runs_the_readme_test_command() -> None:
     # make test-cpus's kernel sets and every edition's notebooks go to the other-Python jobs (make test-python3.N,
     # make test-lowest), which run every test first
     assert "tools/cpu_kernels.py --list --skip-native" in ci and 'RUNS+=("-:$code/notebooks")' in ci
-    assert 'make --no-print-directory "$target" "PYTEST_ARGS=-p no:xdist tests"' in ci
+    assert 'make --no-print-directory "$target" "PYTEST_ARGS=-p no:xdist ${select[*]} tests"' in ci
+    # the library's tests under every Python; the tools' under 3.11 (make test), 3.13 and the lowest versions
+    assert "case $target in test-python3.12 | test-python3.10) select=(-m \"'not tools'\")" in ci
     assert all(f"SLOTS+=(\"{job}" in ci for job in ("test-python$v", "test-lowest"))
     readme = (ROOT / "README.md").read_text()
     assert readme.index("make lab") < readme.index("## ") and readme.index("make test") < readme.index("## ")

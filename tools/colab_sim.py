@@ -280,8 +280,10 @@ def figures(cell) -> int:
     return sum("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
 
 
-def check(path: Path, wheel: Path, timeout: int, baseline: dict[str, str], pins: dict[str, str]) -> list[str]:
-    """Run one notebook alone; the problems found (empty: it passed)."""
+def check(path: Path, wheel: Path, timeout: int, baseline: dict[str, str], pins: dict[str, str],
+          fresh: bool = True) -> list[str]:
+    """Run one notebook alone; the problems found (empty: it passed). ``fresh``: the runtime is Colab's as published
+    (else an earlier notebook's identical setup cell installed what this one's installs)."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -317,7 +319,8 @@ def check(path: Path, wheel: Path, timeout: int, baseline: dict[str, str], pins:
                             f"{', '.join(colab_has)} (add it to SERIES in tools/colab_sim.py)")
         if "mha-lib" not in now:
             problems.append("the setup cell did not install mha_lib (did its Colab branch run?)")
-        print(f"  setup cell installed: {', '.join(added) or 'nothing'}", flush=True)
+        said = "installed" if fresh else "found installed (the same setup cell ran first on a fresh runtime)"
+        print(f"  setup cell {said}: {', '.join(added) or 'nothing'}", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="colab-") as folder:
         alone = Path(folder) / path.name
@@ -381,10 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.notebooks or sorted(folder.glob("[0-9][0-9]_*.ipynb")):
         start = time.perf_counter()
         setup = next(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
-        if setup not in ran:  # a new setup cell: Colab's runtime as it was, so that it really installs
+        fresh = setup not in ran
+        if fresh:  # a new setup cell: Colab's runtime as it was, so that it really installs
             restore(baseline)
             ran.add(setup)
-        problems = check(path.resolve(), wheel, args.timeout, baseline, pins)
+        problems = check(path.resolve(), wheel, args.timeout, baseline, pins, fresh)
         status = "ok" if not problems else "FAILED"
         print(f"{path.name}: {status} ({time.perf_counter() - start:.0f} s)", flush=True)
         for problem in problems:
