@@ -33,19 +33,16 @@ fails and names it, so it joins the list above. Two differences cannot be avoide
 **Each notebook** is copied alone into an empty folder, its install line pointed at a wheel of this checkout (built
 by Colab's pip) instead of GitHub, and executed top to bottom by a kernel of that venv with a stand-in
 ``google.colab`` module imported at start-up, so the setup cell's Colab branch runs. After the setup cell, every
-package of the runtime must keep its version; ipykernel, IPython, ipywidgets, notebook, jupyter-client, torch,
-NumPy, pandas and matplotlib must have Colab's. Each setup cell meets Colab's runtime as published the first time it
-runs: what an earlier one installed (mha_lib, d2l) is uninstalled before a notebook whose setup cell no earlier
-notebook ran (the first, and 12, which installs its weights too), so each setup cell really installs what it names.
-A notebook whose setup cell is one that already ran (`make notebooks` writes the same one into every notebook) finds
-the library installed, as in a runtime the learner keeps: installing the same packages again in each would only
-repeat pip's work (about 10 s a notebook). A notebook passes if, besides, no cell raises, no cell
-but the setup cell writes stderr, every code cell that shows a figure in the committed notebook shows one here
-(image/png), no markdown figure is an attachment or a file beside the notebook, and every explorer redraws when
-its controls change. With ``--student`` (the student edition), the only errors allowed are the check cells'
-``CheckFailed`` ("not attempted yet"), and only in cells tagged ``raises-exception``, which nbclient runs past as
-JupyterLab's Run All does (Colab's Run All stops there; the student runs the cells below with "Run after").
-"""
+package of the runtime must keep its version; ipykernel, IPython, ipywidgets, notebook, jupyter-client, torch, NumPy,
+pandas and matplotlib must have Colab's. Before each setup cell that no earlier notebook ran (the first's, 12's,
+which installs its weights too) the runtime is put back as published, so that it really installs what it names; the
+others are that same cell (`make notebooks` writes it) and find it installed (10 s of pip saved). A notebook passes
+if, besides, no cell raises, no cell but the setup cell writes stderr, every code cell that shows a figure in the
+committed notebook shows one here (image/png), no markdown figure is an attachment or a file beside the notebook, and
+every explorer redraws when its controls change. With ``--student`` (the student edition), the only errors allowed
+are the check cells' ``CheckFailed`` ("not attempted yet"), and only in cells tagged ``raises-exception``, which
+nbclient runs past as JupyterLab's Run All does (Colab's Run All stops there; the student runs the cells below with
+"Run after")."""
 
 from __future__ import annotations
 
