@@ -27,6 +27,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "INSTALL.md"
+sys.path.insert(0, str(ROOT / "tools"))
+from source_copy import copy_tracked  # noqa: E402
+
 ARCHIVE = "https://github.com/mha-course/multi-head-attention/archive/refs/heads/main.zip"
 CONSTRAINTS = "https://raw.githubusercontent.com/mha-course/multi-head-attention/main/requirements.txt"
 
@@ -118,12 +121,7 @@ def scratch(tmp_path: Path):
 @pytest.mark.skipif(os.environ.get("MHA_INSTALL_TEST") != "1", reason="installs into a fresh venv: make test-install")
 def test_the_documented_install_runs_every_student_notebook(scratch: Path) -> None:
     tmp_path = scratch
-    folder = tmp_path / "class"
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    for name in tracked.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, folder / name)
+    folder = copy_tracked(tmp_path / "class")
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(folder)],
                    check=True, timeout=600)

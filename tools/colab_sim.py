@@ -1,8 +1,7 @@
 """Run every notebook as Colab would: alone in an empty folder, on Colab's runtime as published, through its setup cell.
 
 Usage: ``python tools/colab_sim.py [notebooks/NN_*.ipynb ...]`` (``make test-colab``); ``--build-only`` builds the
-runtime (CI does it early); ``--write-requirements`` rewrites requirements-colab.txt from the published list.
-Exits non-zero on a failure.
+runtime (CI, early); ``--write-requirements`` writes requirements-colab.txt from the list. Exit 1: a failure.
 
 **The runtime.** Google publishes the packages of Colab's CPU runtime (``pip-freeze.txt`` in googlecolab/backend-info);
 ``tools/colab/pip-freeze-cpu-2026-08.txt`` is a copy of it at commit a724079 (2026-08-19): Python 3.13, torch 2.11,
@@ -63,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cell_report  # noqa: E402
 from find_python import find  # noqa: E402
 from setup_cell import REPOSITORY  # noqa: E402
+from source_copy import copy_tracked  # noqa: E402
 
 FREEZE = ROOT / "tools" / "colab" / "pip-freeze-cpu-2026-08.txt"
 REQUIREMENTS = ROOT / "requirements-colab.txt"
@@ -252,9 +252,9 @@ def build_runtime() -> Path:
         "env": {"IPYTHONDIR": str(SIM / "ipython"), "PIP_ROOT_USER_ACTION": "ignore",
                 "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1"},
     }))
-    wheels = SIM / "wheels"
-    shutil.rmtree(wheels, ignore_errors=True)
-    run([venv_python(), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(ROOT)])
+    wheels, source = SIM / "wheels", SIM / "source"  # a copy, as Colab's pip clones: another build may run here
+    shutil.rmtree(wheels, ignore_errors=True), shutil.rmtree(source, ignore_errors=True)
+    run([venv_python(), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(copy_tracked(source))])
     return next(wheels.glob("mha_lib-*.whl"))
 
 
