@@ -261,9 +261,9 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
 _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 
 
-def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path) -> None:
+@EDITION
+def test_a_one_word_change_in_the_english_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change one word of an English markdown cell: the catalog is stale; `make translations` marks it fuzzy."""
-    edition = TRANSLATED[0]
     name = NAMES[3]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     cell = next(c for c in english.cells if c.cell_type == "markdown" and " the " in c.source)
@@ -281,9 +281,9 @@ def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path)
         "a fuzzy entry is not used: the cell shows the new English until it is translated again"
 
 
-def test_a_changed_printed_line_fails_until_translated(tmp_path: Path) -> None:
+@EDITION
+def test_a_changed_printed_line_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change a printed line of an English code cell: a new, empty string entry; the edition prints the English."""
-    edition = TRANSLATED[0]
     name = NAMES[4]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     po = _catalog(edition, name)
