@@ -404,7 +404,7 @@ def test_teaching_catalog_is_current_and_translated_where_listed(edition: Editio
     if page in edition.teaching:
         empty = [e.msgctxt for e in live if not e.msgstr.strip()]
         assert not empty, f"teaching/{page} is listed as translated in locale/editions.toml: empty entries {empty}"
-    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr)]
+    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr, edition)]
     assert not problems, f"locale/{edition.gettext}/teaching/{page}: " + "; ".join(problems)
 
 
@@ -431,6 +431,9 @@ def test_a_teaching_translation_keeps_numbers_and_code() -> None:
     assert tr.teaching_problems("Grade 60 submissions.", "Corrija 50 entregas.")
     assert tr.teaching_problems("Run `make test`.", "Rode `make teste`.")
     assert tr.teaching_problems("1,297 passed", "1297 passaram") == []
+    russian = next(e for e in TRANSLATED if e.decimal == ",")  # the edition's number style: 0,25 and 50 257
+    assert tr.teaching_problems("0.945 of 50,257", "0,945 из 50\u00a0257", russian) == []
+    assert tr.teaching_problems("0.945 of 50,257", "0,95 из 50\u00a0257", russian)
 
 
 @EDITION
