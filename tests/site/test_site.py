@@ -75,6 +75,9 @@ FIGURES_AND_MATHS = """() => {
 }"""
 
 
+RELAID = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"  # after a resize
+
+
 def _pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "_static" not in p.parts)
 
@@ -89,7 +92,11 @@ def _open(visit: Visit, url: str) -> None:
     visit.page.evaluate(SETTLE)
 
 
-def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base_url: str, site: Path) -> None:
+def test_every_page_loads_draws_its_figures_and_typesets_its_maths_and_fits_a_phone(browser, base_url: str,
+                                                                                    site: Path) -> None:
+    """Each page once, at 1280 px: it loads cleanly, its figures are drawn, its equations typeset; then the same page
+    at 390 px (a real viewport: not one Chromium widens to the content), where no page may be wider than the screen.
+    One load serves both (resizing lays the page out again), not one load per screen size."""
     pages = _pages(site)
     assert len(pages) > len(NOTEBOOKS) + 14, f"only {len(pages)} pages were built"
     visit = new_visit(browser, base_url)
@@ -108,6 +115,12 @@ def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base
         issues += [f"MathJax error: {s}" for s in found["errors"]]
         issues += [f"an unclosed HTML comment swallows the page from: {s}" for s in found["swallowed"]]
         issues += [f"raw $...$ left in the text: {s}" for s in found["raw_dollars"]]
+        visit.page.set_viewport_size({"width": 390, "height": 844})
+        visit.page.evaluate(RELAID)
+        width = visit.page.evaluate(PAGE_WIDTH)
+        if width["page"] > 390 or width["wide"]:
+            issues.append(f"wider than a phone at 390 px: {width['page']} px; {width['wide']}")
+        visit.page.set_viewport_size({"width": 1280, "height": 900})
         if issues:
             problems[path] = issues
     visit.page.context.close()
@@ -304,19 +317,6 @@ PAGE_WIDTH = """() => ({
         }
         return true; }).slice(0, 3).map(e => e.tagName + ' ' + (e.textContent || '').trim().slice(0, 60)),
 })"""
-
-
-def test_every_page_fits_a_phone(browser, base_url: str, site: Path) -> None:
-    """At 390 px (a real viewport: not one Chromium widens to the content), no page is wider than the screen."""
-    visit = new_visit(browser, base_url, width=390, height=844)
-    wide = {}
-    for path in _pages(site):
-        _open(visit, base_url + path)
-        found = visit.page.evaluate(PAGE_WIDTH)
-        if found["page"] > 390 or found["wide"]:
-            wide[path] = found
-    visit.page.context.close()
-    assert not wide, "\n".join(f"{p}: {f['page']} px wide; {f['wide']}" for p, f in wide.items())
 
 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
