@@ -38,8 +38,6 @@ sys.path.insert(0, str(ROOT / "tools"))
 from editions import EDITIONS, TRANSLATED  # noqa: E402
 
 WORDS = tomllib.loads((ROOT / "site" / "words.toml").read_text(encoding="utf-8"))
-TRANSLATED_PAGES = [(e, nb) for e in TRANSLATED
-                    for nb in sorted((ROOT / e.code / "notebooks").glob("[0-9][0-9]_*.ipynb"))]
 DONE = "/finished|finalizada|conclu|完成|заверш/i"  # Sphinx's "Search finished": English, Portuguese, Chinese, Russian
 
 
@@ -94,14 +92,16 @@ def _open(visit: Visit, url: str) -> None:
 
 def test_every_page_loads_draws_its_figures_and_typesets_its_maths_and_fits_a_phone(browser, base_url: str,
                                                                                     site: Path) -> None:
-    """Each page once, at 1280 px: it loads cleanly, its figures are drawn, its equations typeset; then the same page
-    at 390 px (a real viewport: not one Chromium widens to the content), where no page may be wider than the screen.
-    One load serves both (resizing lays the page out again), not one load per screen size."""
+    """Each page of every edition's site once, at 1280 px: it loads cleanly, its figures are drawn, its equations
+    typeset, and a notebook's page has its launch buttons, downloads, folded answers, contents, previous and next
+    (``_check_notebook_page``); then the same page at 390 px (a real viewport: not one Chromium widens to the
+    content), where no page may be wider than the screen. One load serves every check (resizing lays the page out
+    again), not one load per check or per screen size."""
     pages = _pages(site)
     assert len(pages) > len(NOTEBOOKS) + 14, f"only {len(pages)} pages were built"
     visit = new_visit(browser, base_url)
     problems: dict[str, list[str]] = {}
-    maths = figures = 0
+    maths = figures = checked = 0
     for path in pages:
         visit.clear()
         _open(visit, base_url + path)
@@ -115,6 +115,14 @@ def test_every_page_loads_draws_its_figures_and_typesets_its_maths_and_fits_a_ph
         issues += [f"MathJax error: {s}" for s in found["errors"]]
         issues += [f"an unclosed HTML comment swallows the page from: {s}" for s in found["swallowed"]]
         issues += [f"raw $...$ left in the text: {s}" for s in found["raw_dollars"]]
+        notebook = NOTEBOOK_PAGE.fullmatch(path)
+        if notebook:
+            folder = notebook.group(1) or ""
+            try:
+                _check_notebook_page(visit, site, ROOT / f"{folder}notebooks" / f"{notebook.group(2)}.ipynb", folder)
+            except AssertionError as err:
+                issues.append(f"notebook page: {' '.join(str(err).split())[:600]}")
+            checked += 1
         visit.page.set_viewport_size({"width": 390, "height": 844})
         visit.page.evaluate(RELAID)
         width = visit.page.evaluate(PAGE_WIDTH)
@@ -126,14 +134,19 @@ def test_every_page_loads_draws_its_figures_and_typesets_its_maths_and_fits_a_ph
     visit.page.context.close()
     assert not problems, "\n".join(f"{p}: {i}" for p, issues in problems.items() for i in issues)
     assert maths > 100 and figures > 50, f"only {maths} equations and {figures} figures across the site"
+    assert checked == len(NOTEBOOKS) * len(EDITIONS), f"{checked} notebook pages checked"
 
 
-def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path, folder: str = "") -> None:
-    """The notebook page of ``notebook`` in the site under ``folder`` ('' or 'pt-BR/', ...), whose editions lie in
-    ``folder`` of the repository: launch buttons, downloads, folded answers, contents, previous and next."""
+NOTEBOOK_PAGE = re.compile(r"((?:[a-z]{2}(?:-[A-Z]{2})?/)?)notebooks/(\d\d_\w+)\.html")
+
+
+def _check_notebook_page(visit: Visit, site: Path, notebook: Path, folder: str = "") -> None:
+    """The open page of ``notebook`` in the site under ``folder`` ('' or 'pt-BR/', ...), whose editions lie in
+    ``folder`` of the repository: launch buttons, downloads, answers folded behind the edition's own words
+    (site/words.toml), contents, previous and next."""
     page = visit.page
     notebooks = sorted(notebook.parent.glob("[0-9][0-9]_*.ipynb"))
-    _open(visit, f"{base_url}{folder}notebooks/{notebook.stem}.html")
+    words = WORDS[folder.rstrip("/") or "en"]
     assert page.evaluate("() => document.documentElement.lang") == (folder.rstrip("/") or "en")
     buttons = page.eval_on_selector_all(
         "a.launch-button", "els => els.map(a => [a.dataset.edition, a.dataset.launch, a.getAttribute('href')])")
@@ -198,37 +211,11 @@ def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path
         assert prev_href.endswith(f"{notebooks[index - 1].stem}.html"), prev_href
     if index < len(notebooks) - 1:
         assert next_href.endswith(f"{notebooks[index + 1].stem}.html"), next_href
-    assert not visit.problems(), visit.problems()
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem[:2])
-def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
-    """Launch buttons, downloads, folded answers, the headings as the page's contents, previous and next."""
-    _check_notebook_page(visit, base_url, site, notebook)
-
-
-@pytest.mark.parametrize(("edition", "notebook"), TRANSLATED_PAGES,
-                         ids=[f"{e.code}-{p.stem[:2]}" for e, p in TRANSLATED_PAGES])
-def test_translated_notebook_page(visit: Visit, base_url: str, site: Path, edition, notebook: Path) -> None:
-    """The same on each translated site: its buttons open <code>/student (<code>/notebooks folded), its answers folded
-    behind its own 'Show the answer' (site/words.toml), no console error, nothing from outside."""
-    _check_notebook_page(visit, base_url, site, notebook, f"{edition.code}/")
-    words = WORDS[edition.code]
-    prompts = visit.page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
-                                              "els => els.map(s => s.textContent.trim())")
+    prompts = page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
+                                        "els => els.map(s => s.textContent.trim())")
     assert all(words["show_answer"].lower() in p.lower() for p in prompts), prompts
     run = re.sub(r"<[^>]+>", "", words["run"])
-    assert visit.page.inner_text(".launch-box").startswith(run[:6]), visit.page.inner_text(".launch-box")
-
-
-@pytest.mark.parametrize("edition", TRANSLATED, ids=lambda e: e.code)
-def test_translated_notebook_typesets_its_maths(visit: Visit, base_url: str, edition) -> None:
-    _open(visit, base_url + f"{edition.code}/notebooks/03_scaled_dot_product_attention.html")
-    found = visit.page.evaluate(FIGURES_AND_MATHS)
-    typeset = visit.page.evaluate("() => document.querySelectorAll('.bd-article mjx-container').length")
-    assert found["maths"] > 10 and typeset >= found["maths"], found
-    assert not found["untypeset"] and not found["errors"] and not found["raw_dollars"], found
-    assert not visit.problems(), visit.problems()
+    assert page.inner_text(".launch-box").startswith(run[:6]), page.inner_text(".launch-box")
 
 
 @pytest.mark.parametrize(("home", "query", "expected"), [
