@@ -261,6 +261,39 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
 _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 
 
+# The number style of an edition whose decimal separator is not the point (the table's `decimal`, `thousands`;
+# Russian: 0,25 and 50 257): its prose writes numbers so. What the code prints stays as Python prints it in every
+# edition (test_editions.py::test_no_comma_groups_thousands keeps "50,257", which a Russian reads as 50.257, out of
+# the outputs), so prose may quote a printed number as it is; versions, sections and identifiers keep their points.
+_POINT_NUMBER = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.])")
+_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|arXiv:?|doi:|Apache-|§|"
+                          r"верси\w*|раздел\w*|глав\w*|section|v)\s*(?:от\s+)?$", re.I)
+DECIMAL_COMMA = [e for e in TRANSLATED if e.decimal != "."]
+
+
+def _printed_numbers(name: str) -> set[str]:
+    nb = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
+    texts = [json.dumps(out) for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])]
+    return set(_POINT_NUMBER.findall(" ".join(texts)))
+
+
+@pytest.mark.parametrize("edition", DECIMAL_COMMA, ids=[e.code for e in DECIMAL_COMMA])
+@pytest.mark.parametrize("name", NAMES)
+def test_prose_writes_numbers_in_the_editions_style(edition: Edition, name: str) -> None:
+    """A number of the prose (markdown entries, outside code, maths and link targets) with a decimal point is a
+    version, a section, or a number the notebook prints, quoted as printed; any other is written 0,25."""
+    printed = _printed_numbers(name)
+    found = []
+    for e in _catalog(edition, name):
+        if e.obsolete or e.msgctxt.endswith((tr.STRING, " comment")) or e.msgctxt == "references":
+            continue
+        prose = re.sub(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\]\([^)]*\)|<[^>]+>", " ", e.msgstr, flags=re.S)
+        for m in _POINT_NUMBER.finditer(prose):
+            if m.group(0) not in printed and not _KEPT_POINTS.search(prose[max(0, m.start() - 14):m.start()]):
+                found.append(f"{e.msgctxt}: {prose[max(0, m.start() - 30):m.end() + 10]!r}")
+    assert not found, f"locale/{edition.gettext}/{name[:-6]}.po: write {edition.decimal!r} as the decimal sign: {found}"
+
+
 @EDITION
 def test_a_one_word_change_in_the_english_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change one word of an English markdown cell: the catalog is stale; `make translations` marks it fuzzy."""
