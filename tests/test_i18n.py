@@ -326,6 +326,12 @@ def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> 
     assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
 
 
+def _term(form: str) -> str:
+    """The pattern of a glossary form to avoid: a whole word, or for Chinese (no spaces between words, and every
+    Han character a word character to ``re``) the characters wherever they stand."""
+    return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
+
+
 GLOSSARIES = [(folder.name, catalog) for folder in sorted((ROOT / "locale").iterdir()) if folder.is_dir()
               for catalog in [ROOT / "mha_lib" / "locale" / folder.name / "LC_MESSAGES" / "mha_lib.po",
                               folder / "images.po"]]
@@ -348,5 +354,5 @@ def test_the_library_and_the_diagrams_follow_the_glossary(gettext_name: str, cat
     assert avoided
     po = polib.pofile(str(catalog))
     words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
-    found = [t for t in avoided if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    found = [t for t in avoided if re.search(_term(t), words, re.I)]
     assert not found, f"{catalog.name}: the glossary says to avoid {found}"

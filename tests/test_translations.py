@@ -229,6 +229,12 @@ def test_links_and_images_resolve(edition: Edition, folder: str, name: str) -> N
     assert not broken, f"{edition.code}/{folder}/{name}: links that do not resolve: {broken}"
 
 
+def _term(form: str) -> str:
+    """The pattern of a glossary form to avoid: a whole word, or for Chinese (no spaces between words, and every
+    Han character a word character to ``re``) the characters wherever they stand."""
+    return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
+
+
 def _avoided_terms(edition: Edition) -> list[str]:
     """The forms the glossary's terms table lists to avoid (its third column: "Evitar" in pt-BR's)."""
     lines = (edition.catalogs / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
@@ -254,7 +260,7 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
     words = " ".join(_CODE.sub("", re.sub(r"\{[^{}]*\}", "", e.msgstr) if e.msgctxt.endswith(tr.STRING) else e.msgstr)
                      for e in _catalog(edition, name)  # a literal kept as it is aside, and a string's {fields}
                      if not e.obsolete and not (e.msgctxt.endswith(tr.STRING) and e.msgstr == e.msgid))
-    found = [t for t in _avoided_terms(edition) if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    found = [t for t in _avoided_terms(edition) if re.search(_term(t), words, re.I)]
     assert not found, f"{name}: the glossary (locale/{edition.gettext}/GLOSSARY.md) says to avoid {found}"
 
 
