@@ -376,6 +376,9 @@ def test_student_copies_use_the_editions_stubs(edition: Edition, name: str) -> N
 TEACHER_WORDING = {  # what only the teacher's edition says; a student copy must not (the kit test's rule)
     "pt-BR": ("edição do professor", "salva aqui", "execução salva", "recolhid", "depois das soluções",
               "depois das respostas"),
+    "zh-CN": ("教师版", "折叠", "这里打印", "保存下来的输出", "解答之后", "答案之后"),
+    "ru": ("версия для преподавателя", "версии для преподавателя", "свёрнут", "напечатанных здесь",
+           "сохранённом здесь", "сохранённая здесь", "сохранённом здесь запуске"),
 }
 
 
