@@ -272,8 +272,8 @@ _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 # edition (test_editions.py::test_no_comma_groups_thousands keeps "50,257", which a Russian reads as 50.257, out of
 # the outputs), so prose may quote a printed number as it is; versions, sections and identifiers keep their points.
 _POINT_NUMBER = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.])")
-_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|arXiv:?|doi:|Apache-|§|"
-                          r"верси\w*|раздел\w*|глав\w*|section|v)\s*(?:от\s+)?$", re.I)
+_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|верси\w*)\b[^.;:]{0,24}$|"
+                          r"(?:arXiv:?|doi:|Apache-|§|раздел\w*|глав\w*|section|v)\s*$", re.I)
 DECIMAL_COMMA = [e for e in TRANSLATED if e.decimal != "."]
 
 
@@ -295,7 +295,7 @@ def test_prose_writes_numbers_in_the_editions_style(edition: Edition, name: str)
             continue
         prose = re.sub(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\]\([^)]*\)|<[^>]+>", " ", e.msgstr, flags=re.S)
         for m in _POINT_NUMBER.finditer(prose):
-            if m.group(0) not in printed and not _KEPT_POINTS.search(prose[max(0, m.start() - 14):m.start()]):
+            if m.group(0) not in printed and not _KEPT_POINTS.search(prose[max(0, m.start() - 40):m.start()]):
                 found.append(f"{e.msgctxt}: {prose[max(0, m.start() - 30):m.end() + 10]!r}")
     assert not found, f"locale/{edition.gettext}/{name[:-6]}.po: write {edition.decimal!r} as the decimal sign: {found}"
 
@@ -376,9 +376,9 @@ def test_student_copies_use_the_editions_stubs(edition: Edition, name: str) -> N
 TEACHER_WORDING = {  # what only the teacher's edition says; a student copy must not (the kit test's rule)
     "pt-BR": ("edição do professor", "salva aqui", "execução salva", "recolhid", "depois das soluções",
               "depois das respostas"),
-    "zh-CN": ("教师版", "折叠", "这里打印", "保存下来的输出", "解答之后", "答案之后"),
-    "ru": ("версия для преподавателя", "версии для преподавателя", "свёрнут", "напечатанных здесь",
-           "сохранённом здесь", "сохранённая здесь", "сохранённом здесь запуске"),
+    "zh-CN": ("教师版", "保存下来的输出", "解答之后", "答案之后"),  # not 折叠: also "fold the heads into the batch"
+    "ru": ("версия для преподавателя", "версии для преподавателя", "напечатанных здесь", "сохранённом здесь",
+           "сохранённая здесь"),  # not «свёрнут»: also the heads folded into the batch
 }
 
 
