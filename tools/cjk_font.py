@@ -15,7 +15,7 @@ after DejaVu Sans: Latin letters, digits and maths keep their look).
   in an exercise draws too, and the Latin, Greek, Cyrillic, punctuation, arrows and mathematical operators that
   the words around a label's ``$...$`` may hold (matplotlib draws those with the first font only).
 
-``--check`` writes nothing and exits 1 listing the catalogs' characters the shipped font lacks (what
+``--check`` writes nothing and exits 1 listing the catalogs' characters that the shipped font and DejaVu Sans lack (what
 ``tests/test_fonts.py`` also checks, with matplotlib alone). The font is under the SIL Open Font License 1.1
 (``mha_lib/fonts/OFL.txt``); a subset is a modified version that keeps the family's name, which the licence allows
 for Noto (its reserved name is "Source").
@@ -64,10 +64,13 @@ def common_characters() -> set[str]:
 
 
 def missing(font: Path = FONT) -> list[str]:
-    """The catalogs' characters that ``font`` has no glyph for (matplotlib's own reading of its character map)."""
+    """The catalogs' characters that neither ``font`` nor DejaVu Sans (matplotlib's own font, the fallback after it:
+    ✗, ▸ and the like) has a glyph for (matplotlib's own reading of their character maps)."""
+    from matplotlib import font_manager
     from matplotlib.ft2font import FT2Font
 
-    charmap = FT2Font(str(font)).get_charmap()
+    charmap = set(FT2Font(str(font)).get_charmap())
+    charmap |= set(FT2Font(font_manager.findfont("DejaVu Sans", fallback_to_default=False)).get_charmap())
     return sorted(c for c in catalog_characters() if ord(c) not in charmap and ord(c) > 0x7F)
 
 
