@@ -106,3 +106,19 @@ def test_every_text_the_editions_figures_drew_has_its_glyphs(edition) -> None:
     found = {f"{name} {cell}": [t for t in texts if boxes(t, families)]
              for name, cells in json.loads(path.read_text(encoding="utf-8")).items() for cell, texts in cells.items()}
     assert {k: v for k, v in found.items() if v} == {}
+
+
+@pytest.mark.parametrize("edition", [e for e in (*TRANSLATED,)], ids=lambda e: e.code)
+def test_no_committed_output_of_the_edition_warns_of_a_missing_glyph(edition) -> None:
+    """The edition's own run drew no box: matplotlib's "Glyph ... missing from font(s)" and mathtext's "does not have
+    a glyph" are in no output of its notebooks (strict nbval then fails on any new one)."""
+    import nbformat
+
+    found = []
+    for path in sorted(edition.notebooks.glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+                text = out.get("text", "") + json.dumps(out.get("data", {}))
+                if "missing from font" in text or "does not have a glyph" in text:
+                    found.append(f"{path.name} {cell.id}")
+    assert not found, found
