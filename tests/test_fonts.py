@@ -108,7 +108,7 @@ def test_every_text_the_editions_figures_drew_has_its_glyphs(edition) -> None:
     assert {k: v for k, v in found.items() if v} == {}
 
 
-@pytest.mark.parametrize("edition", [e for e in (*TRANSLATED,)], ids=lambda e: e.code)
+@pytest.mark.parametrize("edition", TRANSLATED, ids=lambda e: e.code)
 def test_no_committed_output_of_the_edition_warns_of_a_missing_glyph(edition) -> None:
     """The edition's own run drew no box: matplotlib's "Glyph ... missing from font(s)" and mathtext's "does not have
     a glyph" are in no output of its notebooks (strict nbval then fails on any new one)."""
