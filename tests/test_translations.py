@@ -261,9 +261,9 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
 _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 
 
-def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path) -> None:
+@EDITION
+def test_a_one_word_change_in_the_english_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change one word of an English markdown cell: the catalog is stale; `make translations` marks it fuzzy."""
-    edition = TRANSLATED[0]
     name = NAMES[3]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     cell = next(c for c in english.cells if c.cell_type == "markdown" and " the " in c.source)
@@ -281,9 +281,9 @@ def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path)
         "a fuzzy entry is not used: the cell shows the new English until it is translated again"
 
 
-def test_a_changed_printed_line_fails_until_translated(tmp_path: Path) -> None:
+@EDITION
+def test_a_changed_printed_line_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change a printed line of an English code cell: a new, empty string entry; the edition prints the English."""
-    edition = TRANSLATED[0]
     name = NAMES[4]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     po = _catalog(edition, name)
@@ -404,7 +404,7 @@ def test_teaching_catalog_is_current_and_translated_where_listed(edition: Editio
     if page in edition.teaching:
         empty = [e.msgctxt for e in live if not e.msgstr.strip()]
         assert not empty, f"teaching/{page} is listed as translated in locale/editions.toml: empty entries {empty}"
-    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr)]
+    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr, edition)]
     assert not problems, f"locale/{edition.gettext}/teaching/{page}: " + "; ".join(problems)
 
 
@@ -431,6 +431,9 @@ def test_a_teaching_translation_keeps_numbers_and_code() -> None:
     assert tr.teaching_problems("Grade 60 submissions.", "Corrija 50 entregas.")
     assert tr.teaching_problems("Run `make test`.", "Rode `make teste`.")
     assert tr.teaching_problems("1,297 passed", "1297 passaram") == []
+    russian = next(e for e in TRANSLATED if e.decimal == ",")  # the edition's number style: 0,25 and 50 257
+    assert tr.teaching_problems("0.945 of 50,257", "0,945 из 50\u00a0257", russian) == []
+    assert tr.teaching_problems("0.945 of 50,257", "0,95 из 50\u00a0257", russian)
 
 
 @EDITION
