@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from code_strings import escapes, is_words, literals, placeholders, python_tokens, replace_literals  # noqa: E402
+from code_strings import (  # noqa: E402
+    escapes,
+    is_words,
+    keeps_placeholders,
+    literals,
+    placeholders,
+    python_tokens,
+    replace_literals,
+)
 
 CELL = '''%matplotlib inline
 x = 3  # a comment
@@ -72,3 +80,12 @@ def test_an_escaped_newline_separates_words_and_a_key_is_not_words() -> None:
 
 def test_an_unreadable_cell_has_no_literals() -> None:
     assert python_tokens("def (:\n") is None and literals("def (:\n") == []
+
+
+def test_a_translation_may_leave_out_an_english_plural_ending_only() -> None:
+    english = "{n:3d} forward pass{'es' if n > 1 else ''} of {size} sentence{'s' * (size > 1)}"
+    assert keeps_placeholders(english, "проходов вперёд: {n:3d}, предложений: {size}", True)
+    assert keeps_placeholders(english, english, True)
+    assert not keeps_placeholders(english, "проходов вперёд: {n:3d}", True), "a real field is kept"
+    assert not keeps_placeholders("{n} heads", "{n} голов{'ы' if n > 1 else ''}", True), "none is added"
+    assert not keeps_placeholders("{x if a else b}", "", True)

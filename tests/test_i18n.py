@@ -57,12 +57,15 @@ def test_the_environment_variable_sets_the_default(value: str) -> None:
     assert out.stdout.strip() == "pt-BR"
 
 
+KNOWN = ", ".join(i18n.available_languages())  # "en, pt-BR, ru, zh-CN": the catalogs shipped
+
+
 def test_an_unknown_environment_language_warns_and_speaks_english() -> None:
     code = "from mha_lib.i18n import get_language; print(get_language())"
     env = {**os.environ, "MHA_LANGUAGE": "klingon"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "en"
-    assert "MHA_LANGUAGE must be one of the library's languages (en, pt-BR), got 'klingon'" in out.stderr
+    assert f"MHA_LANGUAGE must be one of the library's languages ({KNOWN}), got 'klingon'" in out.stderr
 
 
 @pytest.mark.parametrize("code", ["pt-BR", "pt_BR", "pt-br"])
@@ -75,10 +78,10 @@ def test_set_language_accepts_the_edition_code_and_gettexts_name(code: str) -> N
 
 @pytest.mark.parametrize("code", ["fr", "pt", "", 3, None])
 def test_a_language_without_a_catalog_is_refused_by_name(code: object) -> None:
-    with pytest.raises(ValueError, match=r"^code must be one of the library's languages \(en, pt-BR\), got "):
+    with pytest.raises(ValueError, match=rf"^code must be one of the library's languages \({KNOWN}\), got "):
         set_language(code)  # type: ignore[arg-type]
     if code is not None:  # setup(language=None) leaves the language as it is
-        with pytest.raises(ValueError, match=r"^language must be one of the library's languages \(en, pt-BR\)"):
+        with pytest.raises(ValueError, match=rf"^language must be one of the library's languages \({KNOWN}\)"):
             setup(language=code)  # type: ignore[arg-type]
 
 
@@ -199,6 +202,42 @@ def test_a_tick_and_a_stub_in_portuguese(check, correct, bugs, capsys) -> None:
         assert str(caught.value).startswith(f"… {check.__name__}: ainda não tentado (a função devolveu None).")
 
 
+OTHERS = [code for code in i18n.available_languages() if code not in ("en", "pt-BR")]  # zh-CN, ru: from the catalogs
+
+
+@pytest.mark.parametrize("code", OTHERS)
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_verdict_a_hint_a_tick_and_a_stub_in_every_language(code: str, check, correct, bugs, capsys) -> None:
+    """What a stuck learner reads, in each translated language: no English prose word (what the learner's own code
+    raised aside, after the catalog's "raised"), none of the English lines, the stub's verdict its own."""
+    with language(code):
+        raised = re.escape(_("your function raised {error}").split("{error}")[0].strip().split()[-1])
+        for bug, case in bugs:
+            lines = _failure(check, bug)
+            assert lines[0].startswith(f"✗ {check.__name__}: ") and str(case) in lines[0], lines
+            prose = [re.sub(rf"({raised}\s*\w+)[:：].*", r"\1", line) for line in lines]
+            assert not [w for line in prose for w in english_words(line)], lines
+        with library_allowed():
+            check(correct)
+        out = capsys.readouterr().out
+        with pytest.raises(CheckFailed) as caught:
+            check(lambda *args, **kwargs: None)
+    assert out.startswith(f"✓ {check.__name__}: ") and not english_words(out), out
+    assert "not attempted yet" not in str(caught.value) and str(caught.value).startswith(f"… {check.__name__}: ")
+
+
+@pytest.mark.parametrize("code", OTHERS)
+def test_every_check_message_has_its_own_translation(code: str) -> None:
+    """Every check message of the language's catalog is translated, none left in English (names and codes aside)."""
+    messages = library_catalog.extract()
+    po_path = ROOT / "mha_lib" / "locale" / code.replace("-", "_") / "LC_MESSAGES" / "mha_lib.po"
+    po = {e.msgid: e for e in polib.pofile(str(po_path)) if not e.obsolete}
+    for message in [m for m in messages.values() if any(f.startswith("mha_lib/checks/") for f, _line in m.occurrences)]:
+        entry = po[message.msgid]
+        translated = entry.msgstr or entry.msgstr_plural[0]
+        assert translated and not english_words(translated), f"{message.msgid!r} -> {translated!r}"
+
+
 def test_every_case_name_and_hint_has_its_own_portuguese() -> None:
     """The catalog translates every check message: none comes out the same as the English (names and codes aside)."""
     messages = library_catalog.extract()
@@ -290,20 +329,33 @@ def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> 
     assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
 
 
-@pytest.mark.parametrize("catalog", [PO, ROOT / "locale" / "pt_BR" / "images.po"], ids=["mha_lib.po", "images.po"])
-def test_the_library_and_the_diagrams_follow_the_glossary(catalog: Path) -> None:
-    """No form that locale/pt_BR/GLOSSARY.md's "Evitar" column lists, in a message or a diagram's words."""
-    lines = (ROOT / "locale" / "pt_BR" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
-    header = next(line for line in lines if line.startswith("| Inglês"))
-    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+def _term(form: str) -> str:
+    """The pattern of a glossary form to avoid: a whole word, or for Chinese (no spaces between words, and every
+    Han character a word character to ``re``) the characters wherever they stand."""
+    return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
+
+
+GLOSSARIES = [(folder.name, catalog) for folder in sorted((ROOT / "locale").iterdir()) if folder.is_dir()
+              for catalog in [ROOT / "mha_lib" / "locale" / folder.name / "LC_MESSAGES" / "mha_lib.po",
+                              folder / "images.po"]]
+
+
+@pytest.mark.parametrize(("gettext_name", "catalog"), GLOSSARIES, ids=[f"{g}-{c.name}" for g, c in GLOSSARIES])
+def test_the_library_and_the_diagrams_follow_the_glossary(gettext_name: str, catalog: Path) -> None:
+    """No form that the language's GLOSSARY.md lists to avoid (the third column of its terms table), in a message or
+    a diagram's words."""
+    lines = (ROOT / "locale" / gettext_name / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
+                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
     avoided = []
-    for line in lines:
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        listed = line.startswith("|") and len(cells) > column and cells[0] != "Inglês"
-        if listed and not set(cells[column]) <= set("- "):
-            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+        if len(cells) > 2 and not set(cells[2]) <= set("- "):
+            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
     assert avoided
     po = polib.pofile(str(catalog))
     words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
-    found = [t for t in avoided if re.search(rf"(?<!\w){re.escape(t)}(?!\w)", words, re.I)]
+    found = [t for t in avoided if re.search(_term(t), words, re.I)]
     assert not found, f"{catalog.name}: the glossary says to avoid {found}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import polib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from code_strings import escapes, literals, placeholders, python_tokens, split_literal  # noqa: E402
+from code_strings import escapes, keeps_placeholders, literals, placeholders, python_tokens, split_literal  # noqa: E402
 from editions import SOURCE, TRANSLATED, Edition  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def string_problems(source: str, msgid: str, msgstr: str) -> list[str]:
         if literal.body != msgid:
             continue
         want, got = placeholders(msgid, literal.is_f), placeholders(msgstr, literal.is_f)
-        if want != got:
+        if not keeps_placeholders(msgid, msgstr, literal.is_f):
             problems.append(f"placeholders differ: English {want}, translation {got}")
         if escapes(msgstr) != escapes(msgid):
             problems.append(f"escapes differ: English {escapes(msgid)}, translation {escapes(msgstr)}")

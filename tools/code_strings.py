@@ -194,6 +194,21 @@ def placeholders(body: str, f_string: bool | None = None) -> list[str]:
     return sorted(_FORMAT_FIELD.findall(body.replace("{{", "").replace("}}", "")) + _PERCENT.findall(body))
 
 
+# An f-string field that only spells an English plural ending (``{'s' if n > 1 else ''}``, ``{'es' * (n > 1)}``):
+# a language whose plural is not a suffix (Russian's three forms, Chinese none) words the line otherwise and may
+# leave it out. It may not add one, nor change any other field.
+_ENGLISH_ENDING = re.compile(r"""\{(['"])[a-z]{1,2}\1\s*(?:if\s.+\selse\s*(['"])\2|\*\s*\(.+\))\}""")
+
+
+def keeps_placeholders(english: str, translation: str, f_string: bool | None = None) -> bool:
+    """Whether ``translation`` keeps the placeholders of ``english`` (``placeholders``), an English plural ending's
+    field excepted, which it may leave out."""
+    if f_string is None:
+        f_string = any(not _FORMAT_FIELD.fullmatch(f) for f in _fields(english))
+    want, got = placeholders(english, f_string), placeholders(translation, f_string)
+    return got == [f for f in want if f in got or not _ENGLISH_ENDING.fullmatch(f)]
+
+
 def escapes(body: str) -> list[str]:
     """The escape sequences of ``body`` (``\\n``, ``\\t``...), quotes aside, sorted: a translation keeps them."""
     return sorted(e for e in _ESCAPE.findall(body) if e not in ("\\'", '\\"'))
