@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 
+from mha_lib.fonts import use_fonts_for
+
 __all__ = ["DOMAIN", "LANGUAGE_VARIABLE", "N_", "SOURCE_LANGUAGE", "_", "available_languages", "get_language",
            "key_name", "language", "ngettext", "set_language", "translate"]
 
@@ -99,10 +101,12 @@ _current = _from_environment()
 
 
 def set_language(code: str) -> None:
-    """Speak ``code`` from now on: an edition code, ``"en"`` or ``"pt-BR"`` (``"pt_BR"`` is accepted too).
+    """Speak ``code`` from now on: an edition code such as ``"en"``, ``"pt-BR"``, ``"zh-CN"`` or ``"ru"`` (gettext's
+    ``"pt_BR"`` is accepted too).
 
     Every message the library shows afterwards (checks' verdicts and hints, tables' headers, figures' titles and
-    labels, printed lines, the diagrams of ``show_diagram``) is in that language. ValueError for a language the
+    labels, printed lines, the diagrams of ``show_diagram``) is in that language, and matplotlib draws with the fonts
+    it needs (``mha_lib.fonts``: Chinese glyphs for ``"zh-CN"``). ValueError for a language the
     library has no catalog for.
     """
     _set("code", code)
@@ -110,8 +114,14 @@ def set_language(code: str) -> None:
 
 def _set(name: str, code: object) -> None:
     """``set_language`` for a caller whose argument has another name (``setup(language=...)``)."""
+    _switch(_resolve(name, code))
+
+
+def _switch(code: str) -> None:
+    """Speak ``code`` (already resolved), and give matplotlib the fonts its figures need (``mha_lib.fonts``)."""
     global _current
-    _current = _resolve(name, code)
+    _current = code
+    use_fonts_for(code)
 
 
 def get_language() -> str:
@@ -122,13 +132,12 @@ def get_language() -> str:
 @contextlib.contextmanager
 def language(code: str) -> Iterator[None]:
     """Speak ``code`` inside the ``with`` block only; the language before it comes back after (even on an error)."""
-    global _current
     before = _current
     set_language(code)
     try:
         yield
     finally:
-        _current = before
+        _switch(before)
 
 
 def translate(message: str) -> str:
@@ -137,6 +146,9 @@ def translate(message: str) -> str:
 
 
 _ = translate  # gettext's conventional short name, which the catalog tool looks for
+
+
+use_fonts_for(_current)  # MHA_LANGUAGE=zh-CN: the Chinese font from the start
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

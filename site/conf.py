@@ -33,6 +33,10 @@ html_title = project
 html_baseurl = site_build.site_url(LANGUAGE)
 language = LANGUAGE.sphinx  # Sphinx's and the themes' own words (search, contents, previous and next)
 locale_dirs = ["_locale"]  # the theme's words that no installed catalog has (site_build.theme_catalog)
+if language == "zh_CN":
+    # Sphinx splits Chinese into words with jieba (requirements-site.txt; without it no Chinese word is indexed);
+    # the course's terms are added to jieba's dictionary so that 多头注意力 or 因果掩码 stay whole words.
+    html_search_options = {"dict": str(ROOT / "site" / "search-words.zh-CN.txt")}
 
 extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.mathjax",
               "sphinx.ext.githubpages", "sphinx_copybutton", "sphinxext.opengraph"]

@@ -199,6 +199,42 @@ def test_a_tick_and_a_stub_in_portuguese(check, correct, bugs, capsys) -> None:
         assert str(caught.value).startswith(f"… {check.__name__}: ainda não tentado (a função devolveu None).")
 
 
+OTHERS = [code for code in i18n.available_languages() if code not in ("en", "pt-BR")]  # zh-CN, ru: from the catalogs
+
+
+@pytest.mark.parametrize("code", OTHERS)
+@pytest.mark.parametrize(("check", "correct", "bugs"), CHECKS, ids=IDS)
+def test_a_verdict_a_hint_a_tick_and_a_stub_in_every_language(code: str, check, correct, bugs, capsys) -> None:
+    """What a stuck learner reads, in each translated language: no English prose word (what the learner's own code
+    raised aside, after the catalog's "raised"), none of the English lines, the stub's verdict its own."""
+    with language(code):
+        raised = re.escape(_("your function raised {error}").split("{error}")[0].strip().split()[-1])
+        for bug, case in bugs:
+            lines = _failure(check, bug)
+            assert lines[0].startswith(f"✗ {check.__name__}: ") and str(case) in lines[0], lines
+            prose = [re.sub(rf"({raised}\s*\w+)[:：].*", r"\1", line) for line in lines]
+            assert not [w for line in prose for w in english_words(line)], lines
+        with library_allowed():
+            check(correct)
+        out = capsys.readouterr().out
+        with pytest.raises(CheckFailed) as caught:
+            check(lambda *args, **kwargs: None)
+    assert out.startswith(f"✓ {check.__name__}: ") and not english_words(out), out
+    assert "not attempted yet" not in str(caught.value) and str(caught.value).startswith(f"… {check.__name__}: ")
+
+
+@pytest.mark.parametrize("code", OTHERS)
+def test_every_check_message_has_its_own_translation(code: str) -> None:
+    """Every check message of the language's catalog is translated, none left in English (names and codes aside)."""
+    messages = library_catalog.extract()
+    po_path = ROOT / "mha_lib" / "locale" / code.replace("-", "_") / "LC_MESSAGES" / "mha_lib.po"
+    po = {e.msgid: e for e in polib.pofile(str(po_path)) if not e.obsolete}
+    for message in [m for m in messages.values() if any(f.startswith("mha_lib/checks/") for f, _line in m.occurrences)]:
+        entry = po[message.msgid]
+        translated = entry.msgstr or entry.msgstr_plural[0]
+        assert translated and not english_words(translated), f"{message.msgid!r} -> {translated!r}"
+
+
 def test_every_case_name_and_hint_has_its_own_portuguese() -> None:
     """The catalog translates every check message: none comes out the same as the English (names and codes aside)."""
     messages = library_catalog.extract()
@@ -290,18 +326,25 @@ def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> 
     assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
 
 
-@pytest.mark.parametrize("catalog", [PO, ROOT / "locale" / "pt_BR" / "images.po"], ids=["mha_lib.po", "images.po"])
-def test_the_library_and_the_diagrams_follow_the_glossary(catalog: Path) -> None:
-    """No form that locale/pt_BR/GLOSSARY.md's "Evitar" column lists, in a message or a diagram's words."""
-    lines = (ROOT / "locale" / "pt_BR" / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
-    header = next(line for line in lines if line.startswith("| Inglês"))
-    column = [c.strip() for c in header.strip("|").split("|")].index("Evitar")
+GLOSSARIES = [(folder.name, catalog) for folder in sorted((ROOT / "locale").iterdir()) if folder.is_dir()
+              for catalog in [ROOT / "mha_lib" / "locale" / folder.name / "LC_MESSAGES" / "mha_lib.po",
+                              folder / "images.po"]]
+
+
+@pytest.mark.parametrize(("gettext_name", "catalog"), GLOSSARIES, ids=[f"{g}-{c.name}" for g, c in GLOSSARIES])
+def test_the_library_and_the_diagrams_follow_the_glossary(gettext_name: str, catalog: Path) -> None:
+    """No form that the language's GLOSSARY.md lists to avoid (the third column of its terms table), in a message or
+    a diagram's words."""
+    lines = (ROOT / "locale" / gettext_name / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
+                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
     avoided = []
-    for line in lines:
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        listed = line.startswith("|") and len(cells) > column and cells[0] != "Inglês"
-        if listed and not set(cells[column]) <= set("- "):
-            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[column]).split(",") if t.strip()]
+        if len(cells) > 2 and not set(cells[2]) <= set("- "):
+            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
     assert avoided
     po = polib.pofile(str(catalog))
     words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)

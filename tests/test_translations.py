@@ -261,9 +261,42 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
 _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 
 
-def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path) -> None:
+# The number style of an edition whose decimal separator is not the point (the table's `decimal`, `thousands`;
+# Russian: 0,25 and 50 257): its prose writes numbers so. What the code prints stays as Python prints it in every
+# edition (test_editions.py::test_no_comma_groups_thousands keeps "50,257", which a Russian reads as 50.257, out of
+# the outputs), so prose may quote a printed number as it is; versions, sections and identifiers keep their points.
+_POINT_NUMBER = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.])")
+_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|arXiv:?|doi:|Apache-|§|"
+                          r"верси\w*|раздел\w*|глав\w*|section|v)\s*(?:от\s+)?$", re.I)
+DECIMAL_COMMA = [e for e in TRANSLATED if e.decimal != "."]
+
+
+def _printed_numbers(name: str) -> set[str]:
+    nb = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
+    texts = [json.dumps(out) for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])]
+    return set(_POINT_NUMBER.findall(" ".join(texts)))
+
+
+@pytest.mark.parametrize("edition", DECIMAL_COMMA, ids=[e.code for e in DECIMAL_COMMA])
+@pytest.mark.parametrize("name", NAMES)
+def test_prose_writes_numbers_in_the_editions_style(edition: Edition, name: str) -> None:
+    """A number of the prose (markdown entries, outside code, maths and link targets) with a decimal point is a
+    version, a section, or a number the notebook prints, quoted as printed; any other is written 0,25."""
+    printed = _printed_numbers(name)
+    found = []
+    for e in _catalog(edition, name):
+        if e.obsolete or e.msgctxt.endswith((tr.STRING, " comment")) or e.msgctxt == "references":
+            continue
+        prose = re.sub(r"`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|\]\([^)]*\)|<[^>]+>", " ", e.msgstr, flags=re.S)
+        for m in _POINT_NUMBER.finditer(prose):
+            if m.group(0) not in printed and not _KEPT_POINTS.search(prose[max(0, m.start() - 14):m.start()]):
+                found.append(f"{e.msgctxt}: {prose[max(0, m.start() - 30):m.end() + 10]!r}")
+    assert not found, f"locale/{edition.gettext}/{name[:-6]}.po: write {edition.decimal!r} as the decimal sign: {found}"
+
+
+@EDITION
+def test_a_one_word_change_in_the_english_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change one word of an English markdown cell: the catalog is stale; `make translations` marks it fuzzy."""
-    edition = TRANSLATED[0]
     name = NAMES[3]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     cell = next(c for c in english.cells if c.cell_type == "markdown" and " the " in c.source)
@@ -281,9 +314,9 @@ def test_a_one_word_change_in_the_english_fails_until_translated(tmp_path: Path)
         "a fuzzy entry is not used: the cell shows the new English until it is translated again"
 
 
-def test_a_changed_printed_line_fails_until_translated(tmp_path: Path) -> None:
+@EDITION
+def test_a_changed_printed_line_fails_until_translated(edition: Edition, tmp_path: Path) -> None:
     """Change a printed line of an English code cell: a new, empty string entry; the edition prints the English."""
-    edition = TRANSLATED[0]
     name = NAMES[4]
     english = nbformat.read(tr.ROOT / "notebooks" / name, as_version=4)
     po = _catalog(edition, name)
@@ -404,7 +437,7 @@ def test_teaching_catalog_is_current_and_translated_where_listed(edition: Editio
     if page in edition.teaching:
         empty = [e.msgctxt for e in live if not e.msgstr.strip()]
         assert not empty, f"teaching/{page} is listed as translated in locale/editions.toml: empty entries {empty}"
-    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr)]
+    problems = [f"{e.msgctxt}: {p}" for e in live if e.msgstr for p in tr.teaching_problems(e.msgid, e.msgstr, edition)]
     assert not problems, f"locale/{edition.gettext}/teaching/{page}: " + "; ".join(problems)
 
 
@@ -431,6 +464,9 @@ def test_a_teaching_translation_keeps_numbers_and_code() -> None:
     assert tr.teaching_problems("Grade 60 submissions.", "Corrija 50 entregas.")
     assert tr.teaching_problems("Run `make test`.", "Rode `make teste`.")
     assert tr.teaching_problems("1,297 passed", "1297 passaram") == []
+    russian = next(e for e in TRANSLATED if e.decimal == ",")  # the edition's number style: 0,25 and 50 257
+    assert tr.teaching_problems("0.945 of 50,257", "0,945 из 50\u00a0257", russian) == []
+    assert tr.teaching_problems("0.945 of 50,257", "0,95 из 50\u00a0257", russian)
 
 
 @EDITION

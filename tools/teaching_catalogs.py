@@ -141,16 +141,25 @@ def translated_teaching(page: Path, po: polib.POFile, edition: Edition) -> str:
 _NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
 
 
-def numbers(text: str) -> list[str]:
-    """The numbers of ``text``, thousands commas dropped (``1,297`` and ``1297`` are one number), sorted."""
-    return sorted(n.replace(",", "") for n in _NUMBER.findall(_CODE_SPAN.sub("", text)))
+def numbers(text: str, edition: Edition | None = None) -> list[str]:
+    """The numbers of ``text``, thousands commas dropped (``1,297`` and ``1297`` are one number), sorted. In a
+    translation (``edition`` given) numbers are read with the edition's own separators (``decimal`` and
+    ``thousands`` of the table: Russian ``0,25`` and ``50 257`` are 0.25 and 50257); code spans never count."""
+    text = _CODE_SPAN.sub("", text)
+    if edition is not None and (edition.decimal, edition.thousands) != (".", ""):
+        if edition.thousands:
+            text = re.sub(rf"(?<=\d){re.escape(edition.thousands)}(?=\d{{3}}(?!\d))", "", text)
+        if edition.decimal != ".":
+            text = re.sub(rf"(?<=\d){re.escape(edition.decimal)}(?=\d)", ".", text)
+    return sorted(n.replace(",", "") for n in _NUMBER.findall(text))
 
 
-def teaching_problems(english: str, translation: str) -> list[str]:
-    """What a teaching block's translation loses: its structure (``structure_problems``) and its numbers."""
+def teaching_problems(english: str, translation: str, edition: Edition | None = None) -> list[str]:
+    """What a teaching block's translation loses: its structure (``structure_problems``) and its numbers (read in
+    the edition's number style)."""
     problems = structure_problems(english, translation)
-    if numbers(english) != numbers(translation):
-        problems.append(f"numbers differ: English {numbers(english)}, translation {numbers(translation)}")
+    if numbers(english) != numbers(translation, edition):
+        problems.append(f"numbers differ: English {numbers(english)}, translation {numbers(translation, edition)}")
     return problems
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import polib
 
+from mha_lib.fonts import use_fonts_for
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCALE = ROOT / "locale"
 SOURCE = "en"
@@ -44,6 +46,7 @@ def set_language(code: str) -> None:
     if code not in languages():
         raise ValueError(f"code must be one of the diagrams' languages ({', '.join(languages())}), got {code!r}")
     _current = code
+    use_fonts_for(code)  # the Chinese diagrams' glyphs (mha_lib.fonts)
 
 
 def _(message: str) -> str:

@@ -6,9 +6,10 @@ edition; the answers are folded and say which exercise they answer; figures lead
 that teaches stays open, with copy buttons; each notebook page lists its own headings and links its neighbours;
 search finds what the series teaches, with or without accents; axe-core finds no serious or critical accessibility
 problem, in light and in dark mode; on a phone-sized screen (a real 390 px viewport) no page is wider than the
-screen, and the menu and the page's contents open. The Portuguese site (pt-BR/) the same way: its notebook pages,
-its launch buttons (pt-BR/student), its search, its accessibility; and the language menu in every page's header,
-listing every edition, on a phone too. Screenshots of
+screen, and the menu and the page's contents open. Each translated edition's site (pt-BR/, zh-CN/, ru/: the table of
+editions) the same way: its notebook pages, its launch buttons (<code>/student), its search (Chinese words split by
+jieba, Russian ones stemmed), its accessibility; and the language menu in every page's header, listing every
+edition, on a phone too. Screenshots of
 a few pages go to build/site-screenshots/ (desktop, phone, dark), to look at.
 """
 
@@ -30,12 +31,19 @@ else:  # pragma: no cover
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 REPOSITORY = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 SLUG = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)/?", REPOSITORY).group(1)
 EDITION_FOLDER = {"student": "student", "teacher": "notebooks"}
 sys.path.insert(0, str(ROOT / "tools"))
-from editions import EDITIONS  # noqa: E402
+from editions import EDITIONS, TRANSLATED  # noqa: E402
+
+WORDS = tomllib.loads((ROOT / "site" / "words.toml").read_text(encoding="utf-8"))
+DONE = "/finished|finalizada|conclu|完成|заверш/i"  # Sphinx's "Search finished": English, Portuguese, Chinese, Russian
+
+
+def _edition_of(path: str):
+    """The edition whose site ``path`` (relative to the English site's root) belongs to."""
+    return next((e for e in TRANSLATED if path.startswith(f"{e.code}/")), EDITIONS[0])
 
 SETTLE = """async () => {
     for (const img of document.images) { img.loading = 'eager'; }
@@ -65,6 +73,9 @@ FIGURES_AND_MATHS = """() => {
 }"""
 
 
+RELAID = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"  # after a resize
+
+
 def _pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "_static" not in p.parts)
 
@@ -79,12 +90,18 @@ def _open(visit: Visit, url: str) -> None:
     visit.page.evaluate(SETTLE)
 
 
-def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base_url: str, site: Path) -> None:
+def test_every_page_loads_draws_its_figures_and_typesets_its_maths_and_fits_a_phone(browser, base_url: str,
+                                                                                    site: Path) -> None:
+    """Each page of every edition's site once, at 1280 px: it loads cleanly, its figures are drawn, its equations
+    typeset, and a notebook's page has its launch buttons, downloads, folded answers, contents, previous and next
+    (``_check_notebook_page``); then the same page at 390 px (a real viewport: not one Chromium widens to the
+    content), where no page may be wider than the screen. One load serves every check (resizing lays the page out
+    again), not one load per check or per screen size."""
     pages = _pages(site)
     assert len(pages) > len(NOTEBOOKS) + 14, f"only {len(pages)} pages were built"
     visit = new_visit(browser, base_url)
     problems: dict[str, list[str]] = {}
-    maths = figures = 0
+    maths = figures = checked = 0
     for path in pages:
         visit.clear()
         _open(visit, base_url + path)
@@ -98,20 +115,39 @@ def test_every_page_loads_draws_its_figures_and_typesets_its_maths(browser, base
         issues += [f"MathJax error: {s}" for s in found["errors"]]
         issues += [f"an unclosed HTML comment swallows the page from: {s}" for s in found["swallowed"]]
         issues += [f"raw $...$ left in the text: {s}" for s in found["raw_dollars"]]
+        notebook = NOTEBOOK_PAGE.fullmatch(path)
+        if notebook:
+            folder = notebook.group(1) or ""
+            try:
+                _check_notebook_page(visit, site, ROOT / f"{folder}notebooks" / f"{notebook.group(2)}.ipynb", folder)
+            except AssertionError as err:
+                issues.append(f"notebook page: {' '.join(str(err).split())[:600]}")
+            checked += 1
+        visit.page.set_viewport_size({"width": 390, "height": 844})
+        visit.page.evaluate(RELAID)
+        width = visit.page.evaluate(PAGE_WIDTH)
+        if width["page"] > 390 or width["wide"]:
+            issues.append(f"wider than a phone at 390 px: {width['page']} px; {width['wide']}")
+        visit.page.set_viewport_size({"width": 1280, "height": 900})
         if issues:
             problems[path] = issues
     visit.page.context.close()
     assert not problems, "\n".join(f"{p}: {i}" for p, issues in problems.items() for i in issues)
     assert maths > 100 and figures > 50, f"only {maths} equations and {figures} figures across the site"
+    assert checked == len(NOTEBOOKS) * len(EDITIONS), f"{checked} notebook pages checked"
 
 
-def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path, folder: str = "") -> None:
-    """The notebook page of ``notebook`` in the site under ``folder`` ('' or 'pt-BR/'), whose editions lie in
-    ``folder`` of the repository: launch buttons, downloads, folded answers, contents, previous and next."""
+NOTEBOOK_PAGE = re.compile(r"((?:[a-z]{2}(?:-[A-Z]{2})?/)?)notebooks/(\d\d_\w+)\.html")
+
+
+def _check_notebook_page(visit: Visit, site: Path, notebook: Path, folder: str = "") -> None:
+    """The open page of ``notebook`` in the site under ``folder`` ('' or 'pt-BR/', ...), whose editions lie in
+    ``folder`` of the repository: launch buttons, downloads, answers folded behind the edition's own words
+    (site/words.toml), contents, previous and next."""
     page = visit.page
     notebooks = sorted(notebook.parent.glob("[0-9][0-9]_*.ipynb"))
-    _open(visit, f"{base_url}{folder}notebooks/{notebook.stem}.html")
-    assert page.evaluate("() => document.documentElement.lang") == ("pt-BR" if folder else "en")
+    words = WORDS[folder.rstrip("/") or "en"]
+    assert page.evaluate("() => document.documentElement.lang") == (folder.rstrip("/") or "en")
     buttons = page.eval_on_selector_all(
         "a.launch-button", "els => els.map(a => [a.dataset.edition, a.dataset.launch, a.getAttribute('href')])")
     assert len(buttons) == 6, buttons
@@ -175,40 +211,20 @@ def _check_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path
         assert prev_href.endswith(f"{notebooks[index - 1].stem}.html"), prev_href
     if index < len(notebooks) - 1:
         assert next_href.endswith(f"{notebooks[index + 1].stem}.html"), next_href
-    assert not visit.problems(), visit.problems()
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem[:2])
-def test_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
-    """Launch buttons, downloads, folded answers, the headings as the page's contents, previous and next."""
-    _check_notebook_page(visit, base_url, site, notebook)
-
-
-@pytest.mark.parametrize("notebook", PT_NOTEBOOKS, ids=lambda p: p.stem[:2])
-def test_portuguese_notebook_page(visit: Visit, base_url: str, site: Path, notebook: Path) -> None:
-    """The same on the Portuguese site: its buttons open pt-BR/student (pt-BR/notebooks folded), its answers folded
-    behind 'Mostrar a resposta', no console error, nothing from outside."""
-    _check_notebook_page(visit, base_url, site, notebook, "pt-BR/")
-    prompts = visit.page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
-                                              "els => els.map(s => s.textContent.trim())")
-    assert all("mostrar a resposta" in p.lower() for p in prompts), prompts
-    assert visit.page.inner_text(".launch-box").startswith("Rode este notebook")
-
-
-def test_portuguese_notebook_typesets_its_maths(visit: Visit, base_url: str) -> None:
-    _open(visit, base_url + "pt-BR/notebooks/03_scaled_dot_product_attention.html")
-    found = visit.page.evaluate(FIGURES_AND_MATHS)
-    typeset = visit.page.evaluate("() => document.querySelectorAll('.bd-article mjx-container').length")
-    assert found["maths"] > 10 and typeset >= found["maths"], found
-    assert not found["untypeset"] and not found["errors"] and not found["raw_dollars"], found
-    assert not visit.problems(), visit.problems()
+    prompts = page.eval_on_selector_all(".cell.tag_answer details > summary, details.answer > summary",
+                                        "els => els.map(s => s.textContent.trim())")
+    assert all(words["show_answer"].lower() in p.lower() for p in prompts), prompts
+    run = re.sub(r"<[^>]+>", "", words["run"])
+    assert page.inner_text(".launch-box").startswith(run[:6]), page.inner_text(".launch-box")
 
 
 @pytest.mark.parametrize(("home", "query", "expected"), [
     ("", "induction head", ["notebooks/08_heads_that_learn.html", "notebooks/06_inspecting_heads.html"]),
     ("", "KV cache", ["notebooks/11_attention_in_modern_models.html"]),
     ("pt-BR/", "consulta", ["pt-BR/notebooks/03_scaled_dot_product_attention.html"]),
-], ids=["induction-head", "kv-cache", "pt-BR-consulta"])
+    ("zh-CN/", "掩码", ["zh-CN/notebooks/04_masks_and_dropout.html"]),
+    ("ru/", "маска", ["ru/notebooks/04_masks_and_dropout.html"]),
+], ids=["induction-head", "kv-cache", "pt-BR-consulta", "zh-CN-mask", "ru-mask"])
 def test_search_finds_and_lands(visit: Visit, base_url: str, home: str, query: str, expected: list[str]) -> None:
     """Typed into the search box of the home page; each expected page is among the first results and opens."""
     page = visit.page
@@ -220,9 +236,8 @@ def test_search_finds_and_lands(visit: Visit, base_url: str, home: str, query: s
     page.wait_for_url(f"**/{home}search.html?q=*")
     page.wait_for_selector("#search-results li a", timeout=30_000)
     # Every result is listed, and each one's summary (fetched from its page) has come: leaving earlier aborts them.
-    # ("finished" in English; Sphinx's Portuguese says "finalizada" or "concluída".)
-    page.wait_for_function("() => /finished|finalizada|conclu/i.test(document.querySelector('#search-results')"
-                           "?.textContent || '')")
+    # ("finished" in English; Sphinx's Portuguese says "finalizada" or "concluída", its Chinese 完成, Russian завершён.)
+    page.wait_for_function(f"() => {DONE}.test(document.querySelector('#search-results')?.textContent || '')")
     page.wait_for_load_state("networkidle")
     hrefs = page.eval_on_selector_all("#search-results li > a:first-child",
                                       "els => els.map(a => new URL(a.href).pathname)")
@@ -240,8 +255,7 @@ def _search(visit: Visit, base_url: str, home: str, query: str) -> list[str]:
     """The result pages of a search typed into ``home``'s search page, in order."""
     page = visit.page
     page.goto(f"{base_url}{home}search.html?q={quote(query)}", wait_until="load")
-    page.wait_for_function("() => /finished|finalizada|conclu/i.test(document.querySelector('#search-results')"
-                           "?.textContent || '')")
+    page.wait_for_function(f"() => {DONE}.test(document.querySelector('#search-results')?.textContent || '')")
     return page.eval_on_selector_all("#search-results li > a:first-child",
                                      "els => els.map(a => new URL(a.href).pathname)")
 
@@ -261,7 +275,9 @@ def test_search_without_accents_finds_what_accents_find(visit: Visit, base_url: 
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
                                   "notebooks/05_multi_head_attention.html", "notebooks/12_heads_of_a_real_model.html",
                                   "pt-BR/index.html", "pt-BR/notebooks/03_scaled_dot_product_attention.html",
-                                  "pt-BR/notebooks/04_masks_and_dropout.html", "api/mha_lib.mha.html"])
+                                  "pt-BR/notebooks/04_masks_and_dropout.html", "api/mha_lib.mha.html",
+                                  "zh-CN/notebooks/03_scaled_dot_product_attention.html",
+                                  "ru/notebooks/04_masks_and_dropout.html"])
 def test_no_serious_accessibility_violation(browser, base_url: str, path: str, dark: bool) -> None:
     """axe-core, in light and in dark mode (the colour-scaled tables keep their labels and caption readable)."""
     assert AXE.is_file(), f"{AXE} is missing: npm ci (package.json's axe-core)"
@@ -290,22 +306,10 @@ PAGE_WIDTH = """() => ({
 })"""
 
 
-def test_every_page_fits_a_phone(browser, base_url: str, site: Path) -> None:
-    """At 390 px (a real viewport: not one Chromium widens to the content), no page is wider than the screen."""
-    visit = new_visit(browser, base_url, width=390, height=844)
-    wide = {}
-    for path in _pages(site):
-        _open(visit, base_url + path)
-        found = visit.page.evaluate(PAGE_WIDTH)
-        if found["page"] > 390 or found["wide"]:
-            wide[path] = found
-    visit.page.context.close()
-    assert not wide, "\n".join(f"{p}: {f['page']} px wide; {f['wide']}" for p, f in wide.items())
-
-
 @pytest.mark.parametrize("path", ["index.html", "notebooks/03_scaled_dot_product_attention.html",
                                   "notebooks/06_inspecting_heads.html", "api/mha_lib.mha.html",
-                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html"])
+                                  "pt-BR/notebooks/03_scaled_dot_product_attention.html",
+                                  "zh-CN/notebooks/06_inspecting_heads.html", "ru/index.html"])
 @pytest.mark.parametrize("width", [390, 800])
 def test_phone_sized_screen_opens_the_menu_and_the_contents(browser, base_url: str, path: str, width: int) -> None:
     """Below 992 px the sidebars are drawers: a tap on the menu button opens the list of pages, a tap on the contents
@@ -350,6 +354,9 @@ SWITCHES = [  # from, to (the same page in the other language, or the other site
     ("pt-BR/notebooks/glossary.html", "notebooks/glossary.html"),
     ("teaching/README.html", "pt-BR/index.html"),
     ("api/mha_lib.mha.html", "pt-BR/index.html"),
+    ("notebooks/05_multi_head_attention.html", "zh-CN/notebooks/05_multi_head_attention.html"),
+    ("zh-CN/notebooks/05_multi_head_attention.html", "ru/notebooks/05_multi_head_attention.html"),
+    ("ru/index.html", "index.html"),
 ]
 
 
@@ -361,12 +368,11 @@ def test_language_menu(browser, base_url: str, start: str, target: str, width: i
     visit = new_visit(browser, base_url, width=width, height=900 if width > 500 else 844)
     page = visit.page
     _open(visit, base_url + start)
-    portuguese = start.startswith("pt-BR/")
+    here, there = _edition_of(start), _edition_of(target)
     button = page.locator(".bd-header-article .language-menu button.language-switch")
     assert button.count() == 1 and button.is_visible(), "no language menu in the header"
     box = button.bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= 120 and box["x"] >= 0 and box["x"] + box["width"] <= width, box
-    here = EDITIONS[1] if portuguese else EDITIONS[0]
     shown = here.name if width > 575 else here.code  # a phone shows the edition's code: the header keeps its width
     assert " ".join(button.inner_text().split()) == shown, button.inner_text()
     assert here.name in button.get_attribute("aria-label")
@@ -376,8 +382,8 @@ def test_language_menu(browser, base_url: str, start: str, target: str, width: i
     names = [items.nth(i).inner_text().strip() for i in range(items.count())]
     assert names == [e.name for e in EDITIONS], names
     current = page.locator(".language-menu .dropdown-item[aria-current=page]")
-    assert current.get_attribute("hreflang") == ("pt-BR" if portuguese else "en")
-    expected_lang = "en" if portuguese else "pt-BR"
+    assert current.get_attribute("hreflang") == here.code
+    expected_lang = there.code
     choice = page.locator(f".language-menu .dropdown-item[data-edition='{expected_lang}']")
     assert choice.get_attribute("lang") == expected_lang and choice.is_visible()
     href = choice.get_attribute("href")
@@ -423,6 +429,10 @@ SCREENSHOTS = [  # name, path, width, height, dark, scroll to
     ("nb12-phone-code", "notebooks/12_heads_of_a_real_model.html", 390, 844, False, "p code.literal"),
     ("home-dark-phone", "index.html", 390, 844, True, None),
     ("api-package", "api/mha_lib.html", 1280, 900, False, None),
+    ("zh-home-phone", "zh-CN/index.html", 390, 844, False, None),
+    ("zh-nb06-figure", "zh-CN/notebooks/06_inspecting_heads.html", 1280, 900, False, ".cell_output img"),
+    ("ru-nb03-desktop", "ru/notebooks/03_scaled_dot_product_attention.html", 1280, 900, False, None),
+    ("ru-nb09-dark-phone", "ru/notebooks/09_which_heads_matter.html", 390, 844, True, ".cell_output img"),
 ]
 
 

@@ -32,7 +32,6 @@ import site_build  # noqa: E402
 WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
 URLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-PT_NOTEBOOKS = sorted((ROOT / "pt-BR" / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 MENU_ITEM = re.compile(r'<a class="dropdown-item language-menu__item" data-edition="(?P<code>[^"]+)"\s+'
                        r'href="(?P<href>[^"]+)"\s+hreflang="(?P<hreflang>[^"]+)" lang="(?P<lang>[^"]+)"[^>]*>'
                        r'(?P<text>[^<]*)</a>')
@@ -132,7 +131,8 @@ def test_home_page_has_the_series_and_how_to_run_it(site: Path, pages: dict[Path
         assert (site / "teaching" / f"{md.stem}.html").is_file(), f"no page for teaching/{md.name}"
 
 
-@pytest.mark.parametrize(("folder", "lead"), [("", "What you will learn"), ("pt-BR/", "O que você vai aprender")])
+@pytest.mark.parametrize(("folder", "lead"), [("", "What you will learn"), ("pt-BR/", "O que você vai aprender"),
+                                              ("zh-CN/", "你将学到什么"), ("ru/", "Чему вы научитесь")])
 def test_home_page_opens_with_what_a_reader_will_learn(site: Path, folder: str, lead: str) -> None:
     """The first paragraph under the title says what the series teaches; a picture, then the series, come before
     who it is for and how to run it; no maintainer prose (file names as link texts, the test machinery)."""
@@ -140,9 +140,11 @@ def test_home_page_opens_with_what_a_reader_will_learn(site: Path, folder: str, 
     article = text[text.index("<h1"):]
     first = re.search(r"<p>(.*?)</p>", article, re.DOTALL).group(1)
     assert lead in first, f"the home page opens with {first[:120]!r}"
-    positions = [article.find(marker) for marker in ("<img", 'id="the-series"' if not folder else 'id="a-serie"')]
+    language = next((lang for lang in site_build.LANGUAGES if f"{lang.folder}/" == folder), site_build.SOURCE)
+    series = re.search(rf"<h2[^>]*>{re.escape(language.words['series'])}", article)
+    positions = [article.find("<img"), series.start() if series else -1]
     assert all(p > 0 for p in positions) and positions == sorted(positions), positions
-    assert "README.pt-BR.md</a>" not in article and "re-executed by the tests" not in article
+    assert f"{language.readme}</a>" not in article and "re-executed by the tests" not in article
 
 
 def test_glossary_page_is_notebook_00s(site: Path) -> None:
@@ -261,109 +263,134 @@ def test_ci_builds_and_reads_the_site() -> None:
     assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
 
 
-def test_portuguese_site_has_every_notebook_and_the_glossary(site: Path) -> None:
-    assert PT_NOTEBOOKS and len(PT_NOTEBOOKS) == len(NOTEBOOKS), "pt-BR/notebooks/ does not mirror notebooks/"
-    for nb in PT_NOTEBOOKS:
-        page = site / "pt-BR" / "notebooks" / f"{nb.stem}.html"
-        assert page.is_file(), f"no Portuguese page for {nb.relative_to(ROOT)}"
+TRANSLATED = site_build.LANGUAGES[1:]  # every translated edition's site, from the table of editions
+BY_CODE = pytest.mark.parametrize("language", TRANSLATED, ids=lambda lang: lang.code)
+
+
+def _notebooks(language) -> list[Path]:
+    return sorted((ROOT / language.code / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@BY_CODE
+def test_translated_site_has_every_notebook_and_the_glossary(site: Path, language) -> None:
+    notebooks = _notebooks(language)
+    assert notebooks and len(notebooks) == len(NOTEBOOKS), f"{language.code}/notebooks/ does not mirror notebooks/"
+    for nb in notebooks:
+        page = site / language.folder / "notebooks" / f"{nb.stem}.html"
+        assert page.is_file(), f"no {language.code} page for {nb.relative_to(ROOT)}"
         title = next(c.source for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "markdown")
         title = re.sub(r"[`*$\\]", "", title.splitlines()[0].removeprefix("# "))
-        assert title in _text(page), f"{page.name}: the Portuguese title {title!r} is not on the page"
+        assert title in _text(page), f"{page.name}: the {language.code} title {title!r} is not on the page"
     for name in ["index.html", "search.html", "notebooks/glossary.html"]:
-        assert (site / "pt-BR" / name).is_file(), f"pt-BR/{name}"
+        assert (site / language.folder / name).is_file(), f"{language.folder}/{name}"
 
 
 def test_pages_say_their_language(site: Path, pages: dict[Path, _Page]) -> None:
-    """<html lang> is pt-BR under pt-BR/ and en elsewhere; Sphinx's own search runs in that language."""
+    """<html lang> is the edition's code under its folder (pt-BR/, zh-CN/, ru/) and en elsewhere; Sphinx's own search
+    runs in that language (Chinese: split into words by jieba)."""
     wrong = []
+    folders = {lang.folder: lang.code for lang in TRANSLATED}
     for path in pages:
-        expected = "pt-BR" if path.relative_to(site).parts[0] == "pt-BR" else "en"
+        expected = folders.get(path.relative_to(site).parts[0], "en")
         found = re.search(r"<html[^>]*\blang=\"([^\"]+)\"", path.read_text(encoding="utf-8"))
         if not found or found.group(1) != expected:
             wrong.append(f"{path.relative_to(site)}: lang={found and found.group(1)} (expected {expected})")
     assert not wrong, "\n".join(wrong)
-    options = (site / "pt-BR" / "_static" / "documentation_options.js").read_text()
-    assert re.search(r"LANGUAGE: 'pt[-_]BR'", options), options
+    for language in TRANSLATED:
+        options = (site / language.folder / "_static" / "documentation_options.js").read_text()
+        assert re.search(rf"LANGUAGE: '{language.sphinx.replace('_', '[-_]')}'", options), options
 
 
-def test_english_only_pages_are_built_once_and_linked_from_the_portuguese_site(site: Path) -> None:
-    for folder in ["teaching", "benchmarks", "api"]:
-        assert not (site / "pt-BR" / folder).exists(), f"pt-BR/{folder} was built: the English page is enough"
+@BY_CODE
+def test_english_only_pages_are_built_once_and_linked_from_each_translated_site(site: Path, language) -> None:
+    words, folder = language.words, language.folder
+    for english in ["teaching", "benchmarks", "api"]:
+        assert not (site / folder / english).exists(), f"{folder}/{english} was built: the English page is enough"
     for page in ["index.html", "notebooks/03_scaled_dot_product_attention.html"]:
-        text = (site / "pt-BR" / page).read_text()
+        text = (site / folder / page).read_text()
         for target in ["teaching/README.html", "benchmarks/README.html", "api/index.html"]:
             href = "../" * (page.count("/") + 1) + target
             link = re.search(rf'<a [^>]*href="{re.escape(href)}"[^>]*>([^<]*)</a>', text)
-            assert link, f"pt-BR/{page} does not link the English {target} ({href})"
-            assert "(em inglês)" in link.group(1), f"pt-BR/{page}: the link to {target} does not say it is in English"
+            assert link, f"{folder}/{page} does not link the English {target} ({href})"
+            assert words["in_source"] in link.group(1), f"{folder}/{page}: the link to {target} does not say English"
             assert (site / target).is_file(), target
-    sidebar = _text(site / "pt-BR" / "index.html")
-    for caption in ["Notebooks", "Para professores", "Benchmark", "Biblioteca"]:
-        assert caption in sidebar, f"the Portuguese sidebar has no {caption!r}"
+    sidebar = _text(site / folder / "index.html")
+    for caption in [words["notebooks"], words["teachers"], words["benchmark"], words["library"]]:
+        assert caption in sidebar, f"the {language.code} sidebar has no {caption!r}"
 
 
-def test_portuguese_home_page(site: Path, pages: dict[Path, _Page]) -> None:
-    home = pages[site / "pt-BR" / "index.html"]
-    for nb in PT_NOTEBOOKS:
-        assert f"notebooks/{nb.stem}.html" in home.links, f"the Portuguese home page does not link {nb.stem}"
-    text = (site / "pt-BR" / "index.html").read_text()
-    for heading in ["Para quem é", "Como rodar", "A série"]:
-        assert re.search(rf"<h2[^>]*>{heading}", text), f"no '## {heading}' on the Portuguese home page"
-    readme = (ROOT / "README.pt-BR.md").read_text()
-    assert readme.splitlines()[0].removeprefix("# ") in _text(site / "pt-BR" / "index.html")
+@BY_CODE
+def test_translated_home_page(site: Path, pages: dict[Path, _Page], language) -> None:
+    folder = language.folder
+    home = pages[site / folder / "index.html"]
+    for nb in _notebooks(language):
+        assert f"notebooks/{nb.stem}.html" in home.links, f"the {language.code} home page does not link {nb.stem}"
+    text = (site / folder / "index.html").read_text()
+    own = (ROOT / "site" / language.home).read_text(encoding="utf-8")
+    for heading in [*re.findall(r"^## (.+)$", own, re.M), language.words["series"]]:
+        assert re.search(rf"<h2[^>]*>{re.escape(heading)}", text), f"no '## {heading}' on the {language.code} home"
+    readme = (ROOT / language.readme).read_text()
+    assert readme.splitlines()[0].removeprefix("# ") in _text(site / folder / "index.html")
     commands = re.search(r"```bash\n(.*?)```", readme, re.DOTALL).group(1)
-    for line in commands.splitlines():  # the command and its Portuguese comment
-        assert all(" ".join(part.split()) in _text(site / "pt-BR" / "index.html") for part in line.split("#")), line
+    for line in commands.splitlines():  # the command and its comment in the edition's language
+        assert all(" ".join(part.split()) in _text(site / folder / "index.html") for part in line.split("#")), line
     assert "mybinder.org/badge" not in text and "colab-badge" not in text, "the README's badges (images from outside)"
-    assert f'href="{URLS["Documentation"]}pt-BR/"' not in text, "the home page links itself on the published site"
+    assert f'href="{URLS["Documentation"]}{folder}/"' not in text, "the home page links itself on the published site"
     assert 'href="notebooks/glossary.html"' in text and 'href="../teaching/README.html"' in text
 
 
-def test_portuguese_glossary_page_is_notebook_00s(site: Path) -> None:
-    text = _text(site / "pt-BR" / "notebooks" / "glossary.html")
-    assert "Notação e glossário" in text
-    nb = nbformat.read(PT_NOTEBOOKS[0], as_version=4)
+@BY_CODE
+def test_translated_glossary_page_is_notebook_00s(site: Path, language) -> None:
+    text = _text(site / language.folder / "notebooks" / "glossary.html")
+    assert language.words["glossary"].splitlines()[0].removeprefix("# ") in text
+    nb = nbformat.read(_notebooks(language)[0], as_version=4)
     sections = [c.source for c in nb.cells if c.cell_type == "markdown"
-                and re.match(r"## .*(Notação|[Gg]lossário|Palavras)", c.source)]
-    assert len(sections) >= 2, "pt-BR notebook 00 has no 'Notação' or 'Palavras usadas' section"
+                and re.match(rf"## .*({language.words['glossary_sections']})", c.source, re.I)]
+    assert len(sections) >= 2, f"{language.code} notebook 00 has no notation or glossary sections"
     for source in sections:
         heading = source.splitlines()[0].removeprefix("## ").strip()
-        assert heading in text, f"the Portuguese glossary page misses the section {heading!r}"
+        assert heading in text, f"the {language.code} glossary page misses the section {heading!r}"
         for term in _bold_terms(source):
-            assert term in text, f"the Portuguese glossary page misses {term!r}"
+            assert term in text, f"the {language.code} glossary page misses {term!r}"
 
 
-def test_portuguese_pages_are_in_portuguese(site: Path) -> None:
-    """The site's own words (launch box, folded answers, the theme's) are Portuguese on every Portuguese page."""
+@BY_CODE
+def test_translated_pages_are_in_their_language(site: Path, language) -> None:
+    """The site's own words (launch box, folded answers, the theme's) are the edition's on every page of its site."""
     found = []
-    for path in sorted((site / "pt-BR").rglob("*.html")):
+    for path in sorted((site / language.folder).rglob("*.html")):
         text = path.read_text(encoding="utf-8")
         text = re.sub(r'<a class="[^"]*language-switch.*?</a>', "", text, flags=re.DOTALL)  # the switch's own title
         found += [f"{path.relative_to(site)}: {w!r}" for w in ENGLISH_WORDS if w in text]
     assert not found, "\n".join(found)
-    nb03 = (site / "pt-BR" / "notebooks" / "03_scaled_dot_product_attention.html").read_text()
-    for words in ["Rode este notebook", "Abrir no Colab", "Abrir no Binder", "Baixar o .ipynb", "mostrar a resposta",
-                  "Para professores: a edição do professor", "Buscar", "Conteúdo", "anterior", "próximo",
-                  "página anterior"]:
-        assert words in nb03, f"{words!r} is not on the Portuguese notebook 03"
-    nb06 = (site / "pt-BR" / "notebooks" / "06_inspecting_heads.html").read_text()
-    assert "Um explorador interativo aparece aqui" in nb06, "the widget note is not in Portuguese"
+    words = language.words
+    nb03 = (site / language.folder / "notebooks" / "03_scaled_dot_product_attention.html").read_text()
+    run = re.sub(r"<[^>]+>", "", words["run"])
+    for expected in [run[:6], words["colab"], words["binder"], words["download"], words["show_answer"].lower(),
+                     words["teacher"].split(":")[0].split("：")[0], words["search_bar"].rstrip(".…"),
+                     words["theme"]["previous page"], words["theme"]["next page"]]:
+        assert expected in nb03 or expected in nb03.lower(), f"{expected!r} is not on the {language.code} notebook 03"
+    nb06 = (site / language.folder / "notebooks" / "06_inspecting_heads.html").read_text()
+    assert words["widget"].strip("*")[:8] in nb06, f"the widget note is not in the {language.code} words"
 
 
-def test_portuguese_launch_urls_open_the_portuguese_editions() -> None:
-    urls = site_build.launch_urls("student", "03_x.ipynb", PORTUGUESE)
-    assert urls["colab"].endswith("/blob/main/pt-BR/student/03_x.ipynb")
-    assert urls["binder"].endswith("/main?labpath=pt-BR%2Fstudent%2F03_x.ipynb")
-    teacher = site_build.launch_urls("teacher", "03_x.ipynb", PORTUGUESE)
-    assert teacher["colab"].endswith("/blob/main/pt-BR/notebooks/03_x.ipynb")
-    box = site_build.launch_box("03_x.ipynb", PORTUGUESE)
-    assert "Abrir no Colab" in box and "Open in" not in box and urls["binder"] in box
+@BY_CODE
+def test_translated_launch_urls_open_the_editions_copies(language) -> None:
+    code = language.code
+    urls = site_build.launch_urls("student", "03_x.ipynb", language)
+    assert urls["colab"].endswith(f"/blob/main/{code}/student/03_x.ipynb")
+    assert urls["binder"].endswith(f"/main?labpath={code}%2Fstudent%2F03_x.ipynb")
+    teacher = site_build.launch_urls("teacher", "03_x.ipynb", language)
+    assert teacher["colab"].endswith(f"/blob/main/{code}/notebooks/03_x.ipynb")
+    box = site_build.launch_box("03_x.ipynb", language)
+    assert language.words["colab"] in box and "Open in" not in box and urls["binder"] in box
 
 
-def test_portuguese_downloads_are_the_portuguese_editions(site: Path) -> None:
+@BY_CODE
+def test_translated_downloads_are_the_editions_copies(site: Path, language) -> None:
     for edition, folder in site_build.EDITIONS.items():
-        for nb in sorted((ROOT / "pt-BR" / folder).glob("[0-9][0-9]_*.ipynb")):
-            download = site / "pt-BR" / "ipynb" / edition / nb.name
+        for nb in sorted((ROOT / language.code / folder).glob("[0-9][0-9]_*.ipynb")):
+            download = site / language.folder / "ipynb" / edition / nb.name
             assert download.read_bytes() == nb.read_bytes(), \
                 f"{download.relative_to(site)} is not {nb.relative_to(ROOT)}"
 
