@@ -36,7 +36,7 @@ def test_the_table_has_the_source_first_and_every_field() -> None:
     assert TRANSLATED and all(not e.is_source and e.folder == e.code for e in TRANSLATED)
     for edition in EDITIONS:
         assert edition.code_stub.endswith("\npass"), f"{edition.code}: the stub must run (teaching/nbgrader_config.py)"
-        assert edition.text_stub and edition.decimal in ".," and edition.thousands in ("", " ", "_", ",", ".")
+        assert edition.text_stub and edition.decimal in ".," and edition.thousands in ("", " ", "\u00a0", "_", ",", ".")
         assert (ROOT / edition.readme).is_file(), f"{edition.code}: no {edition.readme}"
         if not edition.is_source:
             assert edition.plural_forms.startswith("nplurals="), edition.code

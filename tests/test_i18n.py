@@ -124,8 +124,17 @@ def test_every_message_of_the_library_is_translated_and_the_mo_is_compiled() -> 
 
 
 def test_the_catalogs_are_the_languages() -> None:
-    assert [p.relative_to(ROOT).as_posix() for p in library_catalog.catalogs()] == [PO.relative_to(ROOT).as_posix()]
-    assert polib.pofile(str(PO)).metadata["Language"] == "pt_BR"
+    """One library catalog per translated edition of the table, each saying its language."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: pytest's own dependency
+        import tomli as tomllib
+
+    editions = tomllib.loads((ROOT / "locale" / "editions.toml").read_text(encoding="utf-8"))["edition"][1:]
+    assert [p.relative_to(ROOT).as_posix() for p in library_catalog.catalogs()] == sorted(
+        f"mha_lib/locale/{e['gettext']}/LC_MESSAGES/mha_lib.po" for e in editions)
+    for path in library_catalog.catalogs():
+        assert polib.pofile(str(path)).metadata["Language"] == path.parents[1].name
 
 
 def test_the_package_data_carries_the_compiled_catalog() -> None:

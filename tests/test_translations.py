@@ -272,7 +272,8 @@ _CODE = re.compile(r"`[^`]*`|\$[^$]*\$")
 # edition (test_editions.py::test_no_comma_groups_thousands keeps "50,257", which a Russian reads as 50.257, out of
 # the outputs), so prose may quote a printed number as it is; versions, sections and identifiers keep their points.
 _POINT_NUMBER = re.compile(r"(?<![\w.,])\d+\.\d+(?![\w.])")
-_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|верси\w*)\b[^;:!?\n]{0,24}$|"
+_KEPT_POINTS = re.compile(r"(?:PyTorch|torch|Python|d2l|CUDA|cuDNN|NumPy|pandas|transformers|верси\w*)\b"
+                          r"[^;:!?\n]{0,24}$|"
                           r"(?:arXiv:?|doi:|Apache-|§|раздел\w*|глав\w*|section|v)\s*$", re.I)
 DECIMAL_COMMA = [e for e in TRANSLATED if e.decimal != "."]
 
