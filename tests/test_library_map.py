@@ -17,6 +17,7 @@ LIB = ROOT / "mha_lib"
 
 # Bottom to top; a module may import only modules of lower layers (the package names its own inner order below).
 LAYERS: list[list[str]] = [
+    ["fonts"],  # the glyphs the figures need (Chinese)
     ["_validate", "i18n"],  # argument checks; the library's language
     ["tokenize", "heads", "positional", "attention", "cache", "trace", "hooks", "measure", "notebook"],  # pieces
     ["kernels", "arguments"],  # the attention functions the layer calls, and its argument checks
