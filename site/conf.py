@@ -32,7 +32,9 @@ copyright = WORDS["copyright"]  # noqa: A001 (Sphinx's name)
 html_title = project
 html_baseurl = site_build.site_url(LANGUAGE)
 language = LANGUAGE.sphinx  # Sphinx's and the themes' own words (search, contents, previous and next)
-locale_dirs = ["_locale"]  # the theme's words that no installed catalog has (site_build.theme_catalog)
+# The theme's words that no installed catalog has (site_build.theme_catalog), and the search page's JavaScript
+# catalog (sphinx.js), which Sphinx reads from here relative to the working folder: hence absolute.
+locale_dirs = [str(Path(__file__).resolve().parent / "_locale")]
 if language == "zh_CN":
     # Sphinx splits Chinese into words with jieba (requirements-site.txt; without it no Chinese word is indexed);
     # the course's terms are added to jieba's dictionary so that 多头注意力 or 因果掩码 stay whole words.
@@ -137,6 +139,12 @@ def _accent_free_search(lang: str) -> None:
         base = getattr(importlib.import_module(module), name)
 
     class AccentFree(base):
+        # The page's stemmer is named after the language (``window.Stemmer = <language_name>Stemmer``); Sphinx
+        # 9's Chinese ships the English stemmer's code under the name ChineseStemmer, which no code defines (the
+        # search page then stops with a ReferenceError): name it after the stemmer the page really loads.
+        if getattr(base, "js_stemmer_rawcode", None):
+            language_name = base.js_stemmer_rawcode.removesuffix("-stemmer.js").title()
+
         def stem(self, word: str) -> str:
             return super().stem(fold_accents(word))
 

@@ -144,6 +144,26 @@ def theme_catalog(language: Language) -> str:
     return "\n".join([header, *entries])
 
 
+def search_catalog(language: Language) -> str | None:
+    """Sphinx's own JavaScript catalog of the language (the search page's words), with the entries it leaves empty
+    filled from site/words.toml's ``[<code>.search]`` (Sphinx 9's Russian catalog has no "Search finished, found N
+    pages": the search page then says nothing when it ends); None when the language needs none."""
+    import json
+
+    import sphinx
+
+    extra = language.words.get("search", {})
+    bundled = Path(sphinx.__file__).parent / "locale" / language.sphinx / "LC_MESSAGES" / "sphinx.js"
+    if not extra or not bundled.is_file():
+        return None
+    text = bundled.read_text(encoding="utf-8")
+    catalog = json.loads(text[text.index("(") + 1:text.rindex(")")])
+    for msgid, translation in extra.items():
+        if not any(catalog["messages"].get(msgid) or [""]):
+            catalog["messages"][msgid] = translation
+    return f"Documentation.addTranslations({json.dumps(catalog, ensure_ascii=False, indent=4)});\n"
+
+
 @functools.cache
 def exported_names() -> frozenset[str]:
     """Every name some module of mha_lib exports (its ``__all__``): the constants the API reference documents."""
@@ -197,6 +217,8 @@ def _stage_files(language: Language) -> None:
         catalog = stage / "_locale" / language.sphinx / "LC_MESSAGES"
         catalog.mkdir(parents=True)
         (catalog / "sphinx.po").write_text(theme_catalog(language))
+        if (search := search_catalog(language)) is not None:  # the JavaScript catalog Sphinx copies from here
+            (catalog / "sphinx.js").write_text(search, encoding="utf-8")
     for edition in EDITIONS:
         target = stage / "_extra" / "ipynb" / edition
         target.mkdir(parents=True)
