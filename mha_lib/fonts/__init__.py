@@ -5,8 +5,8 @@ figures) but no Han characters, and Colab, Binder and most laptops have no CJK f
 words would show as empty boxes. The package therefore ships ``NotoSansCJKsc-Regular-subset.otf``: the characters of
 the Chinese catalogs and the 3,755 common ones, written by ``tools/cjk_font.py`` (SIL Open Font License 1.1,
 ``OFL.txt``). :func:`use_fonts_for` puts it first for Chinese: matplotlib's text then takes every glyph from it and
-the few it lacks (the minus sign, Cyrillic) from DejaVu Sans, glyph by glyph; the words between the ``$...$`` of a
-label stay in the mathematics font, and the words around them in the first font, which is why it must be first.
+the few it lacks (✓, ✗) from DejaVu Sans, glyph by glyph; a label's mathematics stays in the mathematics
+font, and the words around the mathematics are drawn with the first font alone, which is why it must be first.
 ``mha_lib.i18n.set_language`` calls it; it costs about 10 ms and needs no restart
 (``matplotlib.font_manager.FontManager.addfont``).
 """

@@ -45,6 +45,7 @@ def _edition_of(path: str):
     """The edition whose site ``path`` (relative to the English site's root) belongs to."""
     return next((e for e in TRANSLATED if path.startswith(f"{e.code}/")), EDITIONS[0])
 
+
 SETTLE = """async () => {
     for (const img of document.images) { img.loading = 'eager'; }
     await Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null)));
@@ -58,7 +59,7 @@ FIGURES_AND_MATHS = """() => {
     const maths = Array.from(article.querySelectorAll('.math'));
     return {
         undrawn: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src')),
-        no_alt: imgs.filter(i => !(i.getAttribute('alt') || '').trim() || /^[\\W_]*$/.test(i.alt))
+        no_alt: imgs.filter(i => !(i.getAttribute('alt') || '').trim() || /^[^\\p{L}\\p{N}]*$/u.test(i.alt))
                     .map(i => i.getAttribute('src')),
         maths: maths.length,
         untypeset: maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent.slice(0, 60)),
