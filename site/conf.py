@@ -20,8 +20,6 @@ import site_build  # noqa: E402
 from docutils import nodes  # noqa: E402
 from sphinx import search  # noqa: E402
 
-from mha_lib.fonts import NEEDS_CJK  # noqa: E402
-
 URLS = site_build.project_urls()
 LANGUAGE = site_build.language_of(Path(__file__).resolve().parent)
 WORDS = LANGUAGE.words
@@ -90,7 +88,7 @@ mathjax_path = "mathjax/tex-chtml.js" if LANGUAGE.is_source else f"../{TO_SOURCE
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_extra_path = ["_extra"]
-html_css_files = ["site.css"] + (["cjk.css"] if LANGUAGE.code in NEEDS_CJK else [])  # cjk.css: its font below
+html_css_files = ["site.css"] + (["cjk.css"] if LANGUAGE.code in site_build.FONTS.NEEDS_CJK else [])  # Chinese glyphs
 html_js_files = ["site.js"]
 templates_path = ["_templates"]
 html_last_updated_fmt = None

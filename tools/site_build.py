@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import importlib.util
 import inspect
 import os
 import pkgutil
@@ -55,8 +56,11 @@ from site_stage import (  # noqa: E402,F401 (the names the tests and conf.py use
 )
 from site_stage import language as edition_site  # noqa: E402,F401 (an edition's site, by its code)
 
-from mha_lib.fonts import CJK_FONT, NEEDS_CJK  # noqa: E402 (the figures' Chinese font serves the pages too)
-
+# The figures' Chinese font serves the Chinese pages too: mha_lib/fonts/ read as a file, as the site's venv need not
+# have mha_lib installed (conf.py imports it from the checkout for autodoc).
+_FONTS = importlib.util.spec_from_file_location("mha_fonts", ROOT / "mha_lib" / "fonts" / "__init__.py")
+FONTS = importlib.util.module_from_spec(_FONTS)
+_FONTS.loader.exec_module(FONTS)
 DOCTREES = ROOT / "build" / "site-doctrees"  # Sphinx's pickles, kept out of the published site
 MATHJAX = ROOT / "node_modules" / "mathjax3" / "es5"
 # What tex-chtml.js loads: itself, the TeX extensions it autoloads, its fonts, the menu and its accessibility tools.
@@ -215,8 +219,8 @@ def _stage_files(language: Language) -> None:
             copy = shutil.copytree if (MATHJAX / part).is_dir() else shutil.copy
             copy(MATHJAX / part, stage / "_static" / "mathjax" / part)
         shutil.copy(ROOT / CARD, stage / "_static" / "card.png")
-    if language.code in NEEDS_CJK:  # the Chinese glyphs, for a reader whose system has no CJK font (site/cjk.css)
-        shutil.copy(ROOT / "mha_lib" / "fonts" / CJK_FONT, stage / "_static" / CJK_FONT)
+    if language.code in FONTS.NEEDS_CJK:  # the Chinese glyphs, for a reader whose system has no CJK font (cjk.css)
+        shutil.copy(ROOT / "mha_lib" / "fonts" / FONTS.CJK_FONT, stage / "_static" / FONTS.CJK_FONT)
     if language.words.get("theme"):
         catalog = stage / "_locale" / language.sphinx / "LC_MESSAGES"
         catalog.mkdir(parents=True)
