@@ -17,7 +17,8 @@ from mha_lib.notebook import setup
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import library_catalog  # noqa: E402 - tools/ is not a package
+import catalog_rules  # noqa: E402 - tools/ is not a package
+import library_catalog  # noqa: E402
 
 PO = ROOT / "mha_lib" / "locale" / "pt_BR" / "LC_MESSAGES" / "mha_lib.po"
 
@@ -338,12 +339,6 @@ def test_a_tables_column_names_stay_data_and_show_as_words_in_the_language() -> 
     assert [t.get_text() for t in plot_head_table(table).axes[0].get_xticklabels()] == ["previous token", "induction"]
 
 
-def _term(form: str) -> str:
-    """The pattern of a glossary form to avoid: a whole word, or for Chinese (no spaces between words, and every
-    Han character a word character to ``re``) the characters wherever they stand."""
-    return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
-
-
 GLOSSARIES = [(folder.name, catalog) for folder in sorted((ROOT / "locale").iterdir()) if folder.is_dir()
               for catalog in [ROOT / "mha_lib" / "locale" / folder.name / "LC_MESSAGES" / "mha_lib.po",
                               folder / "images.po"]]
@@ -353,18 +348,9 @@ GLOSSARIES = [(folder.name, catalog) for folder in sorted((ROOT / "locale").iter
 def test_the_library_and_the_diagrams_follow_the_glossary(gettext_name: str, catalog: Path) -> None:
     """No form that the language's GLOSSARY.md lists to avoid (the third column of its terms table), in a message or
     a diagram's words."""
-    lines = (ROOT / "locale" / gettext_name / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
-                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
-    avoided = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 2 and not set(cells[2]) <= set("- "):
-            avoided += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
+    avoided = catalog_rules.avoided_forms(ROOT / "locale" / gettext_name / "GLOSSARY.md")
     assert avoided
     po = polib.pofile(str(catalog))
     words = " ".join(CODE.sub(" ", e.msgstr or " ".join(e.msgstr_plural.values())) for e in po if not e.obsolete)
-    found = [t for t in avoided if re.search(_term(t), words, re.I)]
+    found = catalog_rules.avoided_in(avoided, words)
     assert not found, f"{catalog.name}: the glossary says to avoid {found}"

@@ -229,25 +229,9 @@ def test_links_and_images_resolve(edition: Edition, folder: str, name: str) -> N
     assert not broken, f"{edition.code}/{folder}/{name}: links that do not resolve: {broken}"
 
 
-def _term(form: str) -> str:
-    """The pattern of a glossary form to avoid: a whole word, or for Chinese (no spaces between words, and every
-    Han character a word character to ``re``) the characters wherever they stand."""
-    return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
-
-
 def _avoided_terms(edition: Edition) -> list[str]:
-    """The forms the glossary's terms table lists to avoid (its third column: "Evitar" in pt-BR's)."""
-    lines = (edition.catalogs / "GLOSSARY.md").read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
-                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
-    terms = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 2 and not set(cells[2]) <= set("- "):
-            terms += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
-    return terms
+    """The forms the edition's glossary lists to avoid (its terms table's third column: "Evitar" in pt-BR's)."""
+    return tr.avoided_forms(edition.catalogs / "GLOSSARY.md")
 
 
 def test_the_glossary_names_terms_to_avoid() -> None:
@@ -260,7 +244,7 @@ def test_translation_follows_the_glossary(edition: Edition, name: str) -> None:
     words = " ".join(_CODE.sub("", re.sub(r"\{[^{}]*\}", "", e.msgstr) if e.msgctxt.endswith(tr.STRING) else e.msgstr)
                      for e in _catalog(edition, name)  # a literal kept as it is aside, and a string's {fields}
                      if not e.obsolete and not (e.msgctxt.endswith(tr.STRING) and e.msgstr == e.msgid))
-    found = [t for t in _avoided_terms(edition) if re.search(_term(t), words, re.I)]
+    found = tr.avoided_in(_avoided_terms(edition), words)
     assert not found, f"{name}: the glossary (locale/{edition.gettext}/GLOSSARY.md) says to avoid {found}"
 
 

@@ -106,6 +106,33 @@ def string_problems(source: str, msgid: str, msgstr: str) -> list[str]:
     return problems
 
 
+# --- The glossary's forms to avoid ------------------------------------------------------------------------------
+
+def avoided_forms(glossary: Path) -> list[str]:
+    """The forms a GLOSSARY.md's terms table lists to avoid: its third column ("Evitar", "避免", «Избегать»),
+    comma-separated, a parenthesis a note."""
+    lines = glossary.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("|") and i + 1 < len(lines)
+                 and re.match(r"^\|\s*-{3}", lines[i + 1]))
+    forms = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 2 and not set(cells[2]) <= set("- "):
+            forms += [t.strip() for t in re.sub(r"\(.*?\)", "", cells[2]).split(",") if t.strip()]
+    return forms
+
+
+def avoided_in(forms: list[str], text: str) -> list[str]:
+    """The ``forms`` that ``text`` uses: each as a whole word, a Chinese one wherever its characters stand (no
+    spaces between Chinese words, and every Han character is a word character to ``re``)."""
+    def pattern(form: str) -> str:
+        return re.escape(form) if re.search(r"[\u3400-\u9fff]", form) else rf"(?<!\w){re.escape(form)}(?!\w)"
+
+    return [form for form in forms if re.search(pattern(form), text, re.I)]
+
+
 # --- Links and stubs ------------------------------------------------------------------------------------------
 
 def translations(po: polib.POFile) -> dict[tuple[str, str], str]:

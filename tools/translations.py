@@ -51,6 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_rules import (  # noqa: E402, F401
     REPOSITORY,
     ROOT,
+    avoided_forms,
+    avoided_in,
     header,
     new_catalog,
     relocate_links,
