@@ -41,13 +41,9 @@ def use_fonts_for(language: str) -> None:
 
     For a language of :data:`NEEDS_CJK`, the shipped CJK font first, then the families in use (DejaVu Sans for what it
     lacks); for any other, the families in use before (a figure setting its own ``fontfamily`` is left alone).
-    Does not import matplotlib when it is not imported yet and nothing needs changing.
+    Imports matplotlib only when something changes: a CJK language, or the way back from one.
     """
-    import sys
-
-    if language not in NEEDS_CJK and not _before:
-        return
-    if "matplotlib" not in sys.modules and language not in NEEDS_CJK:
+    if language not in NEEDS_CJK and not _before:  # nothing was changed, nothing to put back
         return
     from matplotlib import rcParams
 
