@@ -221,12 +221,13 @@ def _stage_files(language: Language) -> None:
         shutil.copy(ROOT / CARD, stage / "_static" / "card.png")
     if language.code in FONTS.NEEDS_CJK:  # the Chinese glyphs, for a reader whose system has no CJK font (cjk.css)
         shutil.copy(ROOT / "mha_lib" / "fonts" / FONTS.CJK_FONT, stage / "_static" / FONTS.CJK_FONT)
+    catalog = stage / "_locale" / language.sphinx / "LC_MESSAGES"
     if language.words.get("theme"):
-        catalog = stage / "_locale" / language.sphinx / "LC_MESSAGES"
-        catalog.mkdir(parents=True)
+        catalog.mkdir(parents=True, exist_ok=True)
         (catalog / "sphinx.po").write_text(theme_catalog(language))
-        if (search := search_catalog(language)) is not None:  # the JavaScript catalog Sphinx copies from here
-            (catalog / "sphinx.js").write_text(search, encoding="utf-8")
+    if (search := search_catalog(language)) is not None:  # the JavaScript catalog Sphinx copies from here
+        catalog.mkdir(parents=True, exist_ok=True)
+        (catalog / "sphinx.js").write_text(search, encoding="utf-8")
     for edition in EDITIONS:
         target = stage / "_extra" / "ipynb" / edition
         target.mkdir(parents=True)
