@@ -102,9 +102,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "make test" in ci
     for target in ("test-seeds", "test-browser", "test-site", "test-colab", "test-kit", "test-install"):
         assert f"make --no-print-directory {target}" in ci, f".ci/run runs make {target}"
-    # make test-cpus's kernel sets and every edition's notebooks go to the other-Python jobs (make test-python3.N,
-    # make test-lowest), which run every test first
-    assert "tools/cpu_kernels.py --list --skip-native" in ci and 'RUNS+=("-:$code/notebooks")' in ci
+    # every translated edition's notebooks, each under one of make test-cpus's kernel sets, go to the other-Python
+    # jobs (make test-python3.N, make test-lowest), which run the tests first
+    assert "tools/cpu_kernels.py --list --skip-native" in ci
+    assert 'RUNS+=("${KERNEL_SETS[$i]:--}:${TRANSLATED[$i]}/notebooks")' in ci
     assert 'make --no-print-directory "$target" "PYTEST_ARGS=-p no:xdist ${select[*]} tests"' in ci
     # the library's tests under every Python; the tools' under 3.11 (make test), 3.13 and the lowest versions
     assert "case $target in test-python3.12 | test-python3.10) select=(-m \"'not tools'\")" in ci

@@ -171,6 +171,31 @@ def test_editions_differ_only_in_words(edition: Edition, name: str) -> None:
     assert not untranslated, f"{name}: markdown cells still in English: {untranslated}"
 
 
+@EDITION
+@pytest.mark.parametrize("name", NAMES)
+def test_student_copies_differ_from_the_english_ones_only_in_words(edition: Edition, name: str) -> None:
+    """An edition's student copy is the English student copy but for words: same cells, ids, types, metadata (tags,
+    nbgrader's grade ids and points), and code token by token (the stubs' comments and the translated strings aside).
+
+    With ``test_editions_differ_only_in_words`` this is what lets CI run the student copies of one translated edition
+    only (``make test-install``): the English copies run in ``make test-kit``, every edition's teacher's copies run
+    strictly, and a copy that differs from the English one only in words runs as it does (CONTRIBUTING, "CI: what
+    each step proves").
+    """
+    en = nbformat.read(tr.ROOT / "student" / name, as_version=4)
+    pt = nbformat.read(edition.student / name, as_version=4)
+    def shape(cell: nbformat.NotebookNode) -> tuple:  # nbgrader's checksum hashes the cell's words: left out
+        grader = {k: v for k, v in cell.metadata.get("nbgrader", {}).items() if k != "checksum"}
+        return cell.id, cell.cell_type, {**cell.metadata, "nbgrader": grader}
+
+    assert [shape(c) for c in pt.cells] == [shape(c) for c in en.cells]
+    setup = tr.setup_cell(en)
+    for a, b in zip(en.cells, pt.cells, strict=True):
+        if a.cell_type == "code":
+            differences = _code_differences(a.source, b.source, edition.code if a.id == setup else None)
+            assert not differences, f"{edition.code}/student/{name} {a.id}: the code differs: {differences}"
+
+
 def test_the_setup_cell_differs_by_the_language_only() -> None:
     """The parity check refuses any other change to the setup cell, and to a non-words string."""
     en = nbformat.read(NOTEBOOKS[3], as_version=4)
