@@ -112,7 +112,7 @@ ENSURE_CHROMIUM := [ -x "$${CHROMIUM:-/usr/bin/chromium}" ] || command -v chromi
 test-browser: install
 	$(PY) -m pip install --quiet -r requirements-browser.txt
 	@$(ENSURE_CHROMIUM)
-	MHA_BROWSER_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/browser -v $(BROWSER_ARGS)
+	MHA_BROWSER_TEST=1 timeout 900 $(PY) -m pytest -p no:xdist tests/browser -v --durations=8 $(BROWSER_ARGS)
 
 # The classroom kit (teaching/README.md): the student edition, the slides, and the kit's end-to-end test.
 student: install
@@ -124,7 +124,7 @@ slides: install
 # The untouched submissions are the student copies run to the end; `tools/colab_sim.py --student` runs them on
 # Colab's runtime too, by hand (CONTRIBUTING, "CI: what each step proves", says why CI does not).
 test-kit: install
-	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s $(KIT_ARGS)
+	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s --durations=8 $(KIT_ARGS)
 
 # The translated editions (tools/translations.py, locale/editions.toml): catalogs in locale/<gettext>/, notebooks in
 # <code>/, each executed as itself (only those whose code changed). The parity test (tests/test_translations.py) runs
@@ -160,7 +160,7 @@ site: $(SITE_VENV)/.site-installed
 
 test-site: site
 	@$(ENSURE_CHROMIUM)
-	MHA_SITE_TEST=1 timeout 1500 $(SITE_PY) -m pytest -o addopts= -p no:cacheprovider tests/site -v $(SITE_ARGS)
+	MHA_SITE_TEST=1 timeout 1500 $(SITE_PY) -m pytest -o addopts= -p no:cacheprovider tests/site -v --durations=8 $(SITE_ARGS)
 
 # INSTALL.md's Linux lines, read from the file, in an empty venv (a wheel of this checkout for the package), then
 # every student copy top to bottom in it (tests/test_install.py).

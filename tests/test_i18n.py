@@ -43,30 +43,33 @@ def test_the_library_speaks_every_edition_of_the_table() -> None:
     assert i18n.available_languages()[0] == "en"
 
 
-def test_english_is_the_default_without_the_environment_variable() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "MHA_LANGUAGE"}
+def test_the_environment_variable_sets_the_default_at_import() -> None:
+    """In a fresh interpreter (the variable is read once, at import); the cases below call the same reader."""
     code = "from mha_lib.i18n import get_language; print(get_language())"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "en"
-
-
-@pytest.mark.parametrize("value", ["pt-BR", "pt_BR"])
-def test_the_environment_variable_sets_the_default(value: str) -> None:
-    code = "from mha_lib.i18n import get_language; print(get_language())"
-    env = {**os.environ, "MHA_LANGUAGE": value}
+    env = {**os.environ, "MHA_LANGUAGE": "pt_BR"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "pt-BR"
+
+
+def test_english_is_the_default_without_the_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MHA_LANGUAGE", raising=False)
+    assert i18n._from_environment() == "en"
+
+
+@pytest.mark.parametrize("value", ["pt-BR", "pt_BR", " pt-br "])
+def test_the_environment_variable_names_the_language(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("MHA_LANGUAGE", value)
+    assert i18n._from_environment() == "pt-BR"
 
 
 KNOWN = ", ".join(i18n.available_languages())  # "en, pt-BR, ru, zh-CN": the catalogs shipped
 
 
-def test_an_unknown_environment_language_warns_and_speaks_english() -> None:
-    code = "from mha_lib.i18n import get_language; print(get_language())"
-    env = {**os.environ, "MHA_LANGUAGE": "klingon"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "en"
-    assert f"MHA_LANGUAGE must be one of the library's languages ({KNOWN}), got 'klingon'" in out.stderr
+def test_an_unknown_environment_language_warns_and_speaks_english(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MHA_LANGUAGE", "klingon")
+    with pytest.warns(UserWarning) as caught:
+        assert i18n._from_environment() == "en"
+    assert f"MHA_LANGUAGE must be one of the library's languages ({KNOWN}), got 'klingon'" in str(caught[0].message)
 
 
 @pytest.mark.parametrize("code", ["pt-BR", "pt_BR", "pt-br"])
