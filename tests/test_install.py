@@ -6,10 +6,10 @@ checkout's tracked files (what a student unzips), with two substitutions: the pa
 checkout instead of GitHub's zip of ``main``, and the constraints from this checkout's ``requirements.txt``
 instead of GitHub's. Then every notebook of ``student/`` runs top to bottom in a kernel of that venv: the only
 errors allowed are the check cells' "not attempted yet" (``CheckFailed``, in cells tagged ``raises-exception``).
-``MHA_STUDENT_FOLDERS`` (comma-separated, default ``student``) chooses the student copies: CI runs the translated
-editions' (``pt-BR/student``...), whose code is the English copies' token for token (the parity test), while the
-English ones run under nbgrader in ``make test-kit`` (its untouched submissions), so that each edition's copies run
-once.
+``MHA_STUDENT_FOLDERS`` (comma-separated, default ``student``; ``-``: none) chooses the student copies. CI runs
+none here: it keeps the venv (``MHA_INSTALL_FOLDER``) and grades the kit's nbgrader term in it (``make test-kit
+KIT_PYTHON=...``), whose untouched submissions run every English student copy there; the translated editions'
+copies are the English ones token for token but for words (the parity tests), so none runs twice.
 The Windows lines cannot run here; a fast test checks that they install the same packages.
 """
 
@@ -113,7 +113,15 @@ def test_the_install_names_every_dependency() -> None:
 
 @pytest.fixture
 def scratch(tmp_path: Path):
-    """``tmp_path``, removed afterwards: the venv holds about 1.5 GB, and CI's disk also holds other venvs."""
+    """``tmp_path``, removed afterwards (the venv holds about 1.5 GB, and CI's disk also holds other venvs); or the
+    folder ``MHA_INSTALL_FOLDER`` names, emptied first and kept, whose ``class/.venv`` CI then grades the kit's term
+    in (``make test-kit KIT_PYTHON=...``)."""
+    kept = os.environ.get("MHA_INSTALL_FOLDER")
+    if kept:
+        shutil.rmtree(kept, ignore_errors=True)
+        Path(kept).mkdir(parents=True)
+        yield Path(kept)
+        return
     yield tmp_path
     shutil.rmtree(tmp_path, ignore_errors=True)
 
@@ -150,6 +158,8 @@ def test_the_documented_install_runs_every_student_notebook(scratch: Path) -> No
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "install test", "language": "python"}))
     folders = os.environ.get("MHA_STUDENT_FOLDERS", "student")
+    if folders == "-":  # none here: the kit's term, graded in this venv next, runs the English copies (CI)
+        return
     assert all((folder / f).is_dir() for f in folders.split(",")), f"MHA_STUDENT_FOLDERS names no folder: {folders}"
     run = subprocess.run([str(python), "-c", RUNNER, folders], cwd=folder, env=env, capture_output=True, text=True,
                          timeout=2400)

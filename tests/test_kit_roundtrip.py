@@ -30,6 +30,9 @@ provisional export, and once every answer is marked the export carries the roste
 fail, right (the filled release) must pass. ``MHA_KIT_ONLY="03 12"`` limits the whole test to those notebooks.
 The scores are printed. Every notebook is graded, so the untouched submissions run every English student copy top
 to bottom (the release is the student edition): the proof that they run, which CI makes only here.
+``MHA_KIT_PYTHON`` (``make test-kit KIT_PYTHON=...``) grades with another venv's nbgrader, whose kernel runs the
+submissions: CI passes the venv that INSTALL.md's lines made (``make test-install``), so that the term runs where a
+lecturer's would, and every English student copy runs in the documented install.
 """
 
 from __future__ import annotations
@@ -62,7 +65,10 @@ GRADED = [p for p in NOTEBOOKS if graded(p)]
 # Validate executes the notebook once per submission: one notebook is enough to show what the button says.
 VALIDATED = [p for p in GRADED if p.name.startswith("03_")] or GRADED[:1]
 FILLED = [p for p in GRADED if p.name[:2] in ("03", "04")] or GRADED[:1]
-NBGRADER = [sys.executable, "-m", "nbgrader"]
+# The environment whose nbgrader grades, and whose kernel runs the submissions: this one, or another venv's Python
+# (MHA_KIT_PYTHON: CI grades the term in the venv INSTALL.md makes, `make test-install`, as a lecturer would).
+PYTHON = Path(os.environ.get("MHA_KIT_PYTHON") or sys.executable)
+NBGRADER = [str(PYTHON), "-m", "nbgrader"]
 SUBMISSIONS = ("teacher", "untouched", "filled")
 DUE = "2027-02-08T09:00+00:00"  # 03's due date; the untouched submission comes a day later, the filled one before
 STAMPS = {"untouched": "2027-02-09 09:00:00+00:00", "filled": "2027-02-07 18:00:00+00:00"}
@@ -92,7 +98,7 @@ def _by_hand(cell: nbformat.NotebookNode) -> bool:
 
 def _env() -> dict[str, str]:
     # nbgrader runs the `alembic` command of its environment (the gradebook's schema): the venv's bin on PATH.
-    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    return dict(os.environ, PATH=f"{PYTHON.parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 def _run(course: Path, *args: str) -> subprocess.CompletedProcess:
@@ -340,10 +346,10 @@ def test_students_can_be_spared_the_instructor_menus(tmp_path: Path) -> None:
     lines = [line for line in text.splitlines() if line.startswith("jupyter ") and " disable " in line]
     assert len(lines) == 5 and any("formgrader" in line for line in lines), lines
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path))
-    bindir = Path(sys.executable).parent
+    bindir = PYTHON.parent
     # jupyter disables a server extension only in a config folder that lists it: copy nbgrader's own listing from the
     # environment (what `--sys-prefix` finds there) into the scratch folder.
-    listing = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
+    listing = PYTHON.parent.parent / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
     (tmp_path / "jupyter_server_config.d").mkdir()
     (tmp_path / "jupyter_server_config.d" / "nbgrader.json").write_text(listing.read_text())
     for line in lines:

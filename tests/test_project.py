@@ -267,7 +267,7 @@ def test_contributing_says_what_each_ci_job_proves() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     section = (ROOT / "CONTRIBUTING.md").read_text().split("## CI: what each step proves")[1].split("\n## ")[0]
     jobs = set(re.findall(r'"(test-[a-z0-9.-]+):', ci)) | {f"test-python{v}" for v in ("3.10", "3.12", "3.13")}
-    assert {"test-seeds", "test-kit", "test-lowest"} <= jobs
+    assert {"test-seeds", "test-install-kit", "test-lowest"} <= jobs
     missing = [job for job in sorted(jobs) if f"`make {job}`" not in section and f"`{job}`" not in section]
     assert not missing, f"CONTRIBUTING's CI table misses {missing}"
 
