@@ -258,7 +258,9 @@ def test_site_address_is_written_in_one_place() -> None:
 
 def test_ci_builds_and_reads_the_site() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert '"test-site:chromium-apt:make --no-print-directory test-site' in ci, ".ci/run has no test-site job"
+    assert '"test-site:chromium-apt:site_job"' in ci, ".ci/run has no test-site job"
+    job = ci.split("site_job() {")[1].split("\n}\n")[0]
+    assert "make --no-print-directory test-site SITE_VENV=.venv" in job, "the site job runs make test-site"
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^test-site: site$", makefile, re.MULTILINE), "make test-site must build the site first"
 
