@@ -177,10 +177,10 @@ def test_student_copies_differ_from_the_english_ones_only_in_words(edition: Edit
     """An edition's student copy is the English student copy but for words: same cells, ids, types, metadata (tags,
     nbgrader's grade ids and points), and code token by token (the stubs' comments and the translated strings aside).
 
-    With ``test_editions_differ_only_in_words`` this is what lets CI run the student copies of one translated edition
-    only (``make test-install``): the English copies run in ``make test-kit``, every edition's teacher's copies run
-    strictly, and a copy that differs from the English one only in words runs as it does (CONTRIBUTING, "CI: what
-    each step proves").
+    With ``test_editions_differ_only_in_words`` this is what lets CI run no translated edition's student copies: the
+    English copies run in the kit's term (``make test-kit``, in INSTALL.md's venv), every edition's teacher's copies
+    run strictly, and a copy that differs from the English one only in words runs as it does (CONTRIBUTING, "CI:
+    what each step proves"). ``make test-CODE`` still runs them (``test_the_student_copy_runs``).
     """
     en = nbformat.read(tr.ROOT / "student" / name, as_version=4)
     pt = nbformat.read(edition.student / name, as_version=4)
