@@ -5,9 +5,9 @@ Cases that cannot run here skip with their reason, so a CPU-only run says what i
 
 The tests of the course's tools (tools/: the translations, the student edition and nbgrader's course, the seeds and
 kernel-set runners, the site's and the figures' builders) and of the committed files they write are marked
-``tools``. CI runs every test under Python 3.11 (``make test``) and 3.13; the others (``-m "not tools"``), the
-library's, which is what a learner's Python runs, under 3.12 and the lowest versions (3.10); the tools' (``-m tools``)
-under 3.10 with the pins, the versions the tools are installed at (CONTRIBUTING, "CI: what each step proves").
+``tools``. CI runs every test under Python 3.11 (``make test``), 3.13 and 3.10 with the pins, the versions the tools
+are installed at; the others (``-m "not tools"``), the library's, which is what a learner's Python runs, under 3.12
+and the lowest versions (3.10), which no tool runs against (CONTRIBUTING, "CI: what each step proves").
 """
 
 from __future__ import annotations
