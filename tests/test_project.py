@@ -295,5 +295,7 @@ def test_every_install_of_the_makefile_goes_through_one_installer() -> None:
     assert "PIP ?= $(PY) -m pip" in makefile and recipe.count("$(PIP) install") == 5
     assert "-m pip" not in recipe
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'pip=(PIP="env VIRTUAL_ENV=$PWD/.venv-$1 $PWD/.venv-uv/bin/uv pip")' in ci
+    assert 'echo "env VIRTUAL_ENV=$PWD/$1 $PWD/.venv-uv/bin/uv pip"' in ci.split("uv_pip() {")[1].split("\n}")[0]
+    venv = ci.split("\nvenv() {")[1].split("\n}")[0]
+    assert 'pip=$(uv_pip ".venv-$1")' in venv and '${pip:+"PIP=$pip"}' in venv
     assert "step venv make --no-print-directory install\n" in ci, "make's own venv: pip, as the README runs it"
